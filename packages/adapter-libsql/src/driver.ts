@@ -1,0 +1,87 @@
+import { realpath, stat } from "node:fs/promises";
+import { pathToFileURL } from "node:url";
+import { type Client, createClient } from "@libsql/client";
+import {
+  canonicalFilePath,
+  checkFileOpenable,
+  type Driver,
+  type DriverConnection,
+  type FileSystemProbe,
+  type OpenOptions,
+  RunledgerError,
+} from "@runledger/core/port";
+import { LibsqlConnection } from "./connection.js";
+import { translate } from "./errors.js";
+import { type LibsqlLocation, parseLocation } from "./location.js";
+
+export interface LibsqlDriverOptions {
+  /** The token for a remote server (sqld, Turso). Never put it in the URL. */
+  readonly authToken?: string;
+}
+
+const files: FileSystemProbe = {
+  cwd: () => process.cwd(),
+  realpath: (path) => realpath(path).catch(() => undefined),
+  kind: (path) =>
+    stat(path).then(
+      (s) => (s.isDirectory() ? "directory" : "file"),
+      () => undefined,
+    ),
+};
+
+/**
+ * The libSQL adapter: a local file (a path or a `file:` URL) through libSQL's
+ * embedded engine, or a remote libSQL server (`libsql:`, `http(s):`, `ws(s):`).
+ * A local file's identity is its canonical path, the same as adapter-node's,
+ * so both adapters agree on which database a location names.
+ */
+export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
+  return {
+    name: "libsql",
+    async canonicalize(location: string): Promise<string> {
+      const parsed = parse(location);
+      return parsed.kind === "file" ? canonicalFilePath(parsed.path, files) : parsed.url;
+    },
+    async open(location: string, open: OpenOptions): Promise<DriverConnection> {
+      const parsed = parse(location);
+      if (parsed.kind === "file") {
+        await checkFileOpenable(parsed.path, open.create && !open.readOnly, files);
+      }
+      let client: Client;
+      try {
+        client = createClient({
+          url: parsed.kind === "file" ? pathToFileURL(parsed.path).href : parsed.url,
+          intMode: "bigint",
+          concurrency: 1,
+          timeout: open.busyTimeoutMs,
+          ...(parsed.kind === "remote" && options.authToken !== undefined
+            ? { authToken: options.authToken }
+            : {}),
+        });
+      } catch (error) {
+        throw translate(error, `cannot open ${location}`);
+      }
+      const connection = new LibsqlConnection(client, parsed.kind === "remote");
+      try {
+        await connection.execute("PRAGMA foreign_keys = ON");
+        if (open.readOnly) await connection.execute("PRAGMA query_only = ON");
+      } catch (error) {
+        await connection.close();
+        throw translate(error, `cannot prepare ${location}`);
+      }
+      return connection;
+    },
+  };
+}
+
+function parse(location: string): LibsqlLocation {
+  try {
+    return parseLocation(location);
+  } catch (error) {
+    throw new RunledgerError(
+      "invalid_location",
+      `cannot use ${JSON.stringify(location)}: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
+}

@@ -1,0 +1,27 @@
+import { fromSqliteFailure, RunledgerError } from "@runledger/core/port";
+
+/** Codes @libsql/client uses for its own failures, not SQLite's. */
+const CLIENT_CODES: Record<string, string> = {
+  CLIENT_CLOSED: "connection_closed",
+  TRANSACTION_CLOSED: "transaction_closed",
+  URL_INVALID: "invalid_location",
+  URL_SCHEME_NOT_SUPPORTED: "invalid_location",
+  URL_PARAM_NOT_SUPPORTED: "invalid_location",
+};
+
+/**
+ * LibsqlError carries `code` (primary), `extendedCode` and `rawCode`; the
+ * extended code string is the precise one. Errors the client raises itself
+ * (a closed client, a bad URL, a network failure) have non-SQLite codes.
+ */
+export function translate(error: unknown, doing: string): RunledgerError {
+  if (error instanceof RunledgerError) return error;
+  const fields = (error ?? {}) as { code?: unknown; extendedCode?: unknown };
+  const message = error instanceof Error ? error.message : String(error);
+  const sqliteCode = [fields.extendedCode, fields.code].find(
+    (code): code is string => typeof code === "string" && code.startsWith("SQLITE_"),
+  );
+  if (sqliteCode !== undefined) return fromSqliteFailure(sqliteCode, `${doing}: ${message}`, error);
+  const own = typeof fields.code === "string" ? CLIENT_CODES[fields.code] : undefined;
+  return new RunledgerError(own ?? "storage_error", `${doing}: ${message}`, { cause: error });
+}

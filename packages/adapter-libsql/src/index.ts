@@ -1,0 +1,1 @@
+export { type LibsqlDriverOptions, libsqlDriver } from "./driver.js";

@@ -1,0 +1,57 @@
+import { realpath, stat } from "node:fs/promises";
+import {
+  canonicalFilePath,
+  checkFileOpenable,
+  type Driver,
+  type DriverConnection,
+  type FileSystemProbe,
+  type OpenOptions,
+} from "@runledger/core/port";
+import Database from "better-sqlite3";
+import { NodeConnection } from "./connection.js";
+import { translate } from "./errors.js";
+
+export interface NodeDriverOptions {
+  /** Prepared statements kept per connection (least recently used dropped first). Default 256. */
+  readonly statementCacheSize?: number;
+}
+
+const files: FileSystemProbe = {
+  cwd: () => process.cwd(),
+  realpath: (path) => realpath(path).catch(() => undefined),
+  kind: (path) =>
+    stat(path).then(
+      (s) => (s.isDirectory() ? "directory" : "file"),
+      () => undefined,
+    ),
+};
+
+/** The better-sqlite3 adapter: a local SQLite file per location. */
+export function nodeDriver(options: NodeDriverOptions = {}): Driver {
+  const cacheSize = options.statementCacheSize ?? 256;
+  return {
+    name: "better-sqlite3",
+    canonicalize: (location) => canonicalFilePath(location, files),
+    async open(location: string, open: OpenOptions): Promise<DriverConnection> {
+      await checkFileOpenable(location, open.create && !open.readOnly, files);
+      let db: Database.Database;
+      try {
+        db = new Database(location, {
+          readonly: open.readOnly,
+          fileMustExist: !open.create || open.readOnly,
+          timeout: open.busyTimeoutMs,
+        });
+      } catch (error) {
+        throw translate(error, `cannot open ${location}`);
+      }
+      try {
+        db.defaultSafeIntegers(true);
+        db.pragma("foreign_keys = ON");
+      } catch (error) {
+        db.close();
+        throw translate(error, `cannot prepare ${location}`);
+      }
+      return new NodeConnection(db, cacheSize);
+    },
+  };
+}

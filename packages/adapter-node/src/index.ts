@@ -1,0 +1,1 @@
+export { type NodeDriverOptions, nodeDriver } from "./driver.js";

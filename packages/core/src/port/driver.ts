@@ -1,0 +1,71 @@
+import type { Row, SqlValue } from "./values.js";
+
+/**
+ * The port: the only thing an adapter implements. Everything above it (queues,
+ * transactions, savepoints, schemas, the run API) lives in core and is shared.
+ *
+ * Driver → DriverConnection → DriverTransaction, each async so that one port
+ * fits synchronous drivers (better-sqlite3) and asynchronous ones (libSQL).
+ */
+export interface Driver {
+  /** A short stable name, e.g. "better-sqlite3" or "libsql". */
+  readonly name: string;
+  /**
+   * The canonical identity of a database: two spellings of one database give
+   * the same string. For files, an absolute path whose directory symlinks are
+   * resolved (the file itself need not exist yet); for remote databases, a
+   * normalized URL.
+   */
+  canonicalize(location: string): Promise<string>;
+  /** Opens one physical connection. Never creates a file unless `create` is true. */
+  open(location: string, options: OpenOptions): Promise<DriverConnection>;
+}
+
+export interface OpenOptions {
+  /** Create the database if it does not exist. When false a missing file is `cannot_open`. */
+  readonly create: boolean;
+  /** Refuse every write on this connection. */
+  readonly readOnly: boolean;
+  /** How long one statement waits on SQLite's locks before answering SQLITE_BUSY. */
+  readonly busyTimeoutMs: number;
+}
+
+export interface QueryResult {
+  /** Rows of a statement that returns data; empty for one that does not. */
+  readonly rows: Row[];
+  /** Rows changed by an INSERT, UPDATE or DELETE; 0 for a reader. */
+  readonly changes: number;
+  /** The rowid of the last insert on this connection, where the statement was a write. */
+  readonly lastInsertRowid: number | bigint | undefined;
+}
+
+/** Runs one statement with positional parameters. */
+export interface Executor {
+  execute(sql: string, params?: readonly SqlValue[]): Promise<QueryResult>;
+}
+
+export type BeginMode = "immediate" | "deferred";
+
+/** The connection settings core may ask for, once a file is recognized as safe to write. */
+export interface ConnectionSettings {
+  readonly journalMode?: "wal" | "delete";
+  readonly synchronous?: "normal" | "full";
+}
+
+export interface DriverConnection extends Executor {
+  /** Runs several statements with no parameters (DDL). */
+  executeScript(sql: string): Promise<void>;
+  /** Starts a transaction. Only core calls this, and only from its transaction owner. */
+  begin(mode: BeginMode): Promise<DriverTransaction>;
+  /** Applies journal mode and synchronous. Core calls it only after recognition. */
+  configure(settings: ConnectionSettings): Promise<void>;
+  /** Closes the connection and releases every resource it holds. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** A transaction session: statements run inside it until commit or rollback. */
+export interface DriverTransaction extends Executor {
+  executeScript(sql: string): Promise<void>;
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+}

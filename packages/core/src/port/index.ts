@@ -1,0 +1,26 @@
+/**
+ * The port surface: what an adapter implements and may import. Adapters use
+ * this subpath (`@runledger/core/port`) and never the rest of core.
+ */
+
+export { RunledgerDialect } from "./dialect.js";
+export type {
+  BeginMode,
+  ConnectionSettings,
+  Driver,
+  DriverConnection,
+  DriverTransaction,
+  Executor,
+  OpenOptions,
+  QueryResult,
+} from "./driver.js";
+export { fromSqliteFailure, isRunledgerError, primaryCodeOf, RunledgerError } from "./errors.js";
+export {
+  canonicalFilePath,
+  checkFileOpenable,
+  type FileSystemProbe,
+  resolvePosix,
+  splitPosix,
+} from "./files.js";
+export { createSha256, type Sha256Stream, sha256, sha256Hex, toHex, utf8 } from "./hash.js";
+export { isSqlValue, normalizeInteger, plainBytes, type Row, type SqlValue } from "./values.js";

@@ -1,0 +1,12 @@
+/**
+ * The few web-standard globals core relies on. Every target runtime (Node,
+ * Deno, Bun, browsers, workers) has them; declaring them here keeps core's
+ * type check free of both the DOM and Node type libraries.
+ */
+declare class TextEncoder {
+  encode(input?: string): Uint8Array;
+}
+declare class TextDecoder {
+  constructor(label?: string, options?: { fatal?: boolean });
+  decode(input?: Uint8Array): string;
+}
