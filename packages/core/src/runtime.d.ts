@@ -10,3 +10,7 @@ declare class TextDecoder {
   constructor(label?: string, options?: { fatal?: boolean });
   decode(input?: Uint8Array): string;
 }
+type TimerHandle = { readonly __timer?: never } | number;
+declare function setTimeout(callback: () => void, ms?: number): TimerHandle;
+declare function clearTimeout(handle: TimerHandle | undefined): void;
+declare const crypto: { randomUUID(): string; getRandomValues<T extends Uint8Array>(array: T): T };

@@ -144,6 +144,7 @@ export function fromSqliteFailure(
   sqliteCode: string | undefined,
   message: string,
   cause: unknown,
+  details?: Record<string, unknown>,
 ): RunledgerError {
   const translation =
     sqliteCode === undefined
@@ -152,5 +153,6 @@ export function fromSqliteFailure(
   return new RunledgerError(translation.code, `${message} (${translation.advice})`, {
     cause,
     ...(sqliteCode === undefined ? {} : { sqliteCode }),
+    ...(details === undefined ? {} : { details }),
   });
 }

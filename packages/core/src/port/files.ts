@@ -64,6 +64,7 @@ export async function checkFileOpenable(
       "SQLITE_CANTOPEN",
       `cannot open ${location}: the directory ${directory} does not exist`,
       undefined,
+      { missing: "directory" },
     );
   }
   const found = await fs.kind(path);
@@ -79,6 +80,7 @@ export async function checkFileOpenable(
       "SQLITE_CANTOPEN",
       `cannot open ${location}: the file does not exist`,
       undefined,
+      { missing: "file" },
     );
   }
 }

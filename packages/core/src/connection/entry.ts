@@ -1,0 +1,47 @@
+import type { DriverConnection } from "../port/driver.js";
+import { RunledgerError } from "../port/errors.js";
+import { TurnQueue } from "./queue.js";
+
+export type EntryState = "opening" | "ready" | "poisoned" | "closing" | "closed";
+
+/**
+ * The one authoritative entry for a canonical location: the physical
+ * connection, the FIFO queue every operation waits in, the savepoint counter,
+ * and the lifecycle state. The provider owns entries; leases only point at them.
+ */
+export class Entry {
+  readonly location: string;
+  readonly connection: DriverConnection;
+  readonly queue = new TurnQueue();
+  state: EntryState = "opening";
+  leases = 0;
+  idleTimer: TimerHandle | undefined;
+  #poison: RunledgerError | undefined;
+  #savepointCounter = 0;
+
+  constructor(location: string, connection: DriverConnection) {
+    this.location = location;
+    this.connection = connection;
+  }
+
+  nextSavepointNumber(): number {
+    return ++this.#savepointCounter;
+  }
+
+  /** Marks the entry unusable after a failed cleanup, and returns the error to throw. */
+  poison(failure: unknown, cleanupFailure: unknown): RunledgerError {
+    this.#poison ??= new RunledgerError(
+      "poisoned",
+      `the connection to ${this.location} is in an unknown state: a rollback failed after an ` +
+        "error; release every lease of it and open the location again",
+      { cause: failure, details: { failure, cleanupFailure } },
+    );
+    this.state = "poisoned";
+    return this.#poison;
+  }
+
+  /** The error every call on a poisoned entry gets: the original one, carrying both failures. */
+  get poisonError(): RunledgerError | undefined {
+    return this.#poison;
+  }
+}

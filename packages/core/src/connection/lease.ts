@@ -1,0 +1,103 @@
+import { RunledgerError } from "../port/errors.js";
+import { runReadTransaction, runWriteTransaction } from "../transaction/owner.js";
+import type { ReadScope, WriteScope } from "../transaction/scope.js";
+import type { Entry } from "./entry.js";
+
+/** What a lease needs from the provider that handed it out. */
+export interface LeaseOwner {
+  readonly closed: boolean;
+  readonly busyTimeoutMs: number;
+  releaseLease(entry: Entry): Promise<void>;
+  discardPoisoned(entry: Entry): Promise<void>;
+}
+
+/**
+ * A handle on one entry. Leases share the entry's connection and queue;
+ * releasing one never disturbs the others. One lease runs one operation at a
+ * time: calling `transact` or `read` on a lease whose operation is still
+ * running is refused (`transaction_reentered`) because, from inside the
+ * callback, it could only wait for itself. Concurrent work takes a second
+ * lease (leases of one location queue in arrival order).
+ */
+export class Lease {
+  readonly #entry: Entry;
+  readonly #owner: LeaseOwner;
+  #released = false;
+  #running = false;
+
+  constructor(entry: Entry, owner: LeaseOwner) {
+    this.#entry = entry;
+    this.#owner = owner;
+  }
+
+  /** The canonical location this lease reaches. */
+  get location(): string {
+    return this.#entry.location;
+  }
+
+  /** The only way to write: BEGIN IMMEDIATE → fn(tx) → COMMIT, ROLLBACK on any throw. */
+  transact<T>(fn: (tx: WriteScope) => Promise<T>): Promise<T> {
+    return this.#operate("transact", () =>
+      runWriteTransaction(this.#entry, fn, this.#owner.busyTimeoutMs),
+    );
+  }
+
+  /** A consistent snapshot; any write inside it fails with `write_in_read`. */
+  read<T>(fn: (reader: ReadScope) => Promise<T>): Promise<T> {
+    return this.#operate("read", () => runReadTransaction(this.#entry, fn));
+  }
+
+  /** Gives the lease back. Harmless to call twice. */
+  async release(): Promise<void> {
+    if (this.#released) return;
+    this.#released = true;
+    await this.#owner.releaseLease(this.#entry);
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.release();
+  }
+
+  async #operate<T>(action: string, operation: () => Promise<T>): Promise<T> {
+    this.#checkUsable(action);
+    if (this.#running) {
+      throw new RunledgerError(
+        "transaction_reentered",
+        `cannot ${action}: this lease's previous transact/read has not finished. Inside a ` +
+          "transaction use its tx (tx.savepoint to nest); for concurrent work open another lease",
+      );
+    }
+    this.#running = true;
+    try {
+      return await this.#entry.queue.run(async () => {
+        // Queued before a close or a release, it still runs; poisoning stops it.
+        const poisoned = this.#entry.poisonError;
+        if (poisoned !== undefined) throw poisoned;
+        try {
+          return await operation();
+        } finally {
+          if (this.#entry.state === "poisoned") await this.#owner.discardPoisoned(this.#entry);
+        }
+      });
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  #checkUsable(action: string): void {
+    if (this.#released) {
+      throw new RunledgerError(
+        "lease_released",
+        `cannot ${action}: this lease was released; open the location again for a new lease`,
+      );
+    }
+    const poisoned = this.#entry.poisonError;
+    if (poisoned !== undefined) throw poisoned;
+    if (this.#owner.closed) {
+      throw new RunledgerError(
+        "provider_closed",
+        `cannot ${action}: the store that issued this lease is closed; create a new store`,
+      );
+    }
+  }
+}

@@ -1,0 +1,241 @@
+import type { ConnectionSettings, Driver, DriverConnection } from "../port/driver.js";
+import { RunledgerError } from "../port/errors.js";
+import { retryWhileBusy } from "../transaction/busy.js";
+import { runReadTransaction, runWriteTransaction } from "../transaction/owner.js";
+import type { ReadScope, WriteScope } from "../transaction/scope.js";
+import { Entry } from "./entry.js";
+import { Lease, type LeaseOwner } from "./lease.js";
+
+export type Durability = "normal" | "full";
+
+/** What an establish hook may do in the entry's first turn, before any lease exists. */
+export interface EstablishContext<Create> {
+  readonly connection: DriverConnection;
+  /** The canonical location. */
+  readonly location: string;
+  /** What the caller passed as `create`, or undefined when it asked only to open. */
+  readonly create: Create | undefined;
+  /** Applies WAL and the durability setting (retried while another opener holds the lock). */
+  configure(): Promise<void>;
+  transact<T>(fn: (tx: WriteScope) => Promise<T>): Promise<T>;
+  read<T>(fn: (reader: ReadScope) => Promise<T>): Promise<T>;
+}
+
+/**
+ * Runs once per entry, inside its first turn: where a schema recognizes or
+ * creates its database. It must leave a refused file exactly as found, so it
+ * is the hook, not the provider, that decides when `configure` may write.
+ */
+export type Establish<Create> = (context: EstablishContext<Create>) => Promise<void>;
+
+export interface ConnectionProviderOptions<Create> {
+  readonly driver: Driver;
+  /** How long a write waits for another process's lock before `busy`. Default 5000 ms. */
+  readonly busyTimeoutMs?: number;
+  /** "normal" (default): synchronous=NORMAL in WAL. "full": synchronous=FULL. */
+  readonly durability?: Durability;
+  /** Keep an entry open this long after its last lease goes. Default 0. */
+  readonly idleRetentionMs?: number;
+  /** The schema's hook; by default only `configure` runs. */
+  readonly establish?: Establish<Create>;
+}
+
+export interface OpenRequest<Create> {
+  /** Create the database when it does not exist, with what the schema needs to do so. */
+  readonly create?: Create;
+}
+
+/** How long one statement waits inside SQLite before core's own retry takes over. */
+const DRIVER_BUSY_SLICE_MS = 100;
+
+export interface EntrySummary {
+  readonly location: string;
+  readonly state: string;
+  readonly leases: number;
+}
+
+/**
+ * The provider: at most one authoritative entry per canonical location.
+ * Two spellings of one file reach the same entry; concurrent opens of one
+ * location share one opening; a failed open leaves no entry behind.
+ */
+export class ConnectionProvider<Create = unknown> implements LeaseOwner {
+  readonly #driver: Driver;
+  readonly #settings: ConnectionSettings;
+  readonly #idleRetentionMs: number;
+  readonly #establish: Establish<Create>;
+  readonly busyTimeoutMs: number;
+  readonly #entries = new Map<string, Entry>();
+  readonly #openings = new Map<string, Promise<Entry>>();
+  readonly #closings = new Map<string, Promise<void>>();
+  #closed = false;
+
+  constructor(options: ConnectionProviderOptions<Create>) {
+    this.#driver = options.driver;
+    this.busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+    this.#idleRetentionMs = options.idleRetentionMs ?? 0;
+    this.#settings = { journalMode: "wal", synchronous: options.durability ?? "normal" };
+    this.#establish = options.establish ?? ((context) => context.configure());
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  get driver(): Driver {
+    return this.#driver;
+  }
+
+  /** The entries open now, for inspection and tests. */
+  get entries(): EntrySummary[] {
+    return [...this.#entries.values()].map((entry) => ({
+      location: entry.location,
+      state: entry.state,
+      leases: entry.leases,
+    }));
+  }
+
+  async open(location: string, request: OpenRequest<Create> = {}): Promise<Lease> {
+    this.#checkOpen();
+    const canonical = await this.#driver.canonicalize(location);
+    for (;;) {
+      this.#checkOpen();
+      await this.#closings.get(canonical);
+      const entry = this.#entries.get(canonical);
+      if (entry !== undefined && entry.state === "ready") return this.#lease(entry);
+      const opening = this.#openings.get(canonical);
+      if (opening !== undefined) {
+        // Share the opening in flight; if it failed without create and this
+        // request may create, try again with create below.
+        const shared = await opening.catch((error: unknown) => {
+          if (request.create === undefined) throw error;
+          return undefined;
+        });
+        if (shared !== undefined) return this.#lease(shared);
+        continue;
+      }
+      if (entry !== undefined) {
+        // Poisoned, closing or closed: it is on its way out; wait and look again.
+        await this.#closings.get(canonical);
+        if (this.#entries.get(canonical) === entry) this.#entries.delete(canonical);
+        continue;
+      }
+      const started = this.#startOpening(canonical, request);
+      return this.#lease(await started);
+    }
+  }
+
+  /**
+   * Refuses new opens, lets every operation already started or queued finish,
+   * then closes every entry. A lease used afterwards fails with `provider_closed`.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) {
+      await Promise.all(this.#closings.values());
+      return;
+    }
+    this.#closed = true;
+    await Promise.allSettled(this.#openings.values());
+    await Promise.all([...this.#entries.values()].map((entry) => this.#closeEntry(entry)));
+    await Promise.all(this.#closings.values());
+  }
+
+  async releaseLease(entry: Entry): Promise<void> {
+    entry.leases--;
+    if (entry.leases > 0 || entry.state !== "ready") return;
+    if (this.#idleRetentionMs > 0 && !this.#closed) {
+      entry.idleTimer = setTimeout(() => {
+        entry.idleTimer = undefined;
+        if (entry.leases === 0) void this.#closeEntry(entry);
+      }, this.#idleRetentionMs);
+      return;
+    }
+    await this.#closeEntry(entry);
+  }
+
+  async discardPoisoned(entry: Entry): Promise<void> {
+    if (this.#entries.get(entry.location) === entry) this.#entries.delete(entry.location);
+    await entry.connection.close().catch(() => undefined);
+  }
+
+  #startOpening(canonical: string, request: OpenRequest<Create>): Promise<Entry> {
+    const opening = this.#openEntry(canonical, request).finally(() => {
+      this.#openings.delete(canonical);
+    });
+    this.#openings.set(canonical, opening);
+    return opening;
+  }
+
+  async #openEntry(canonical: string, request: OpenRequest<Create>): Promise<Entry> {
+    const connection = await this.#driver.open(canonical, {
+      create: request.create !== undefined,
+      readOnly: false,
+      busyTimeoutMs: Math.min(DRIVER_BUSY_SLICE_MS, this.busyTimeoutMs),
+    });
+    const entry = new Entry(canonical, connection);
+    try {
+      await entry.queue.run(() =>
+        this.#establish({
+          connection,
+          location: canonical,
+          create: request.create,
+          configure: () =>
+            retryWhileBusy(
+              () => connection.configure(this.#settings),
+              this.busyTimeoutMs,
+              `cannot configure ${canonical}`,
+            ),
+          transact: (fn) => runWriteTransaction(entry, fn, this.busyTimeoutMs),
+          read: (fn) => runReadTransaction(entry, fn),
+        }),
+      );
+    } catch (error) {
+      await connection.close().catch(() => undefined);
+      throw error;
+    }
+    if (this.#closed) {
+      await connection.close();
+      this.#checkOpen();
+    }
+    entry.state = "ready";
+    this.#entries.set(canonical, entry);
+    return entry;
+  }
+
+  #lease(entry: Entry): Lease {
+    if (entry.idleTimer !== undefined) {
+      clearTimeout(entry.idleTimer);
+      entry.idleTimer = undefined;
+    }
+    entry.leases++;
+    return new Lease(entry, this);
+  }
+
+  #closeEntry(entry: Entry): Promise<void> {
+    const pending = this.#closings.get(entry.location);
+    if (pending !== undefined && entry.state === "closing") return pending;
+    if (entry.idleTimer !== undefined) clearTimeout(entry.idleTimer);
+    entry.state = "closing";
+    const closing = (async () => {
+      try {
+        await entry.queue.drained();
+        await entry.connection.close();
+      } finally {
+        entry.state = "closed";
+        if (this.#entries.get(entry.location) === entry) this.#entries.delete(entry.location);
+        this.#closings.delete(entry.location);
+      }
+    })();
+    this.#closings.set(entry.location, closing);
+    return closing;
+  }
+
+  #checkOpen(): void {
+    if (this.#closed) {
+      throw new RunledgerError(
+        "provider_closed",
+        "this store is closed and opens nothing more; create a new store",
+      );
+    }
+  }
+}

@@ -1,0 +1,131 @@
+import type { Establish } from "../connection/provider.js";
+import type { Executor } from "../port/driver.js";
+import { RunledgerError } from "../port/errors.js";
+import { createSchema } from "../schema/create.js";
+import { asDamage, recognize } from "../schema/recognize.js";
+import type { WriteScope } from "../transaction/scope.js";
+import { EMPTY_ROOT_ID_BYTES, EMPTY_TREE_ID_BYTES, ROOT_FORMAT } from "../workspace/identity.js";
+import { toJsonText } from "./json.js";
+import { SCHEMA_V1 } from "./schema-v1.js";
+import type { RunContext, RunCreate } from "./types.js";
+
+/**
+ * The run database's establish step, run in the entry's first turn:
+ * 1. recognize the file, reading only (a refusal leaves it as found);
+ * 2. if it is fresh and the caller asked to create: create version 1 inside
+ *    one BEGIN IMMEDIATE, re-checking freshness under the lock so that two
+ *    processes creating the same run at once produce one run, not a clash;
+ * 3. check the singleton rows and the run's identity;
+ * 4. only then switch to WAL and set durability.
+ */
+export function establishRun(context: RunContext): Establish<RunCreate> {
+  return async ({ location, create, read, transact, configure }) => {
+    const found = await read((reader) => recognize(reader, SCHEMA_V1, location));
+    if (found.kind === "fresh") {
+      if (create === undefined) {
+        throw new RunledgerError(
+          "not_found",
+          `no run at ${location}: the file is empty; pass { create: { workflowId, runId } } to create one`,
+        );
+      }
+      await transact(async (tx) => {
+        const again = await recognize(tx, SCHEMA_V1, location);
+        if (again.kind === "fresh") await tx.savepoint((sp) => createRun(sp, create, context));
+      });
+    }
+    await read((reader) => checkSingletons(reader, location, create));
+    await configure();
+  };
+}
+
+/** Refuses a malformed create request before any file is touched. */
+export function validateCreate(create: RunCreate): string | null {
+  const { workflowId, runId } = create;
+  for (const [name, value] of [
+    ["workflowId", workflowId],
+    ["runId", runId],
+  ] as const) {
+    if (typeof value !== "string" || value.length < 1 || value.length > 256) {
+      throw new RunledgerError(
+        "invalid_argument",
+        `create.${name} must be a string of 1 to 256 characters`,
+      );
+    }
+  }
+  return create.definition === undefined
+    ? null
+    : toJsonText(create.definition, "create.definition");
+}
+
+async function createRun(tx: WriteScope, create: RunCreate, context: RunContext): Promise<void> {
+  const definition = validateCreate(create);
+  const now = context.clock();
+  await createSchema(tx, SCHEMA_V1, async () => {
+    await tx.execute("INSERT INTO workspace_tree (tree_id, entry_count) VALUES (?, 0)", [
+      EMPTY_TREE_ID_BYTES,
+    ]);
+    await tx.execute(
+      "INSERT INTO workspace_root (root_id, format, tree_id, created_at) VALUES (?, ?, ?, ?)",
+      [EMPTY_ROOT_ID_BYTES, ROOT_FORMAT, EMPTY_TREE_ID_BYTES, now],
+    );
+    await tx.execute("INSERT INTO workspace_current (singleton, root_id) VALUES (1, ?)", [
+      EMPTY_ROOT_ID_BYTES,
+    ]);
+    await tx.execute(
+      `INSERT INTO run (singleton, workflow_id, run_id, definition, status, created_at, updated_at)
+VALUES (1, ?, ?, ?, 'running', ?, ?)`,
+      [create.workflowId, create.runId, definition, now, now],
+    );
+  });
+}
+
+/** The rows a version-1 file must hold beyond its schema: O(1), never O(data). */
+async function checkSingletons(
+  reader: Executor,
+  location: string,
+  create: RunCreate | undefined,
+): Promise<void> {
+  const damaged = (what: string) =>
+    new RunledgerError(
+      "corrupt",
+      `cannot open ${location} as a run database: ${what}; restore it from a copy`,
+    );
+  let runs: Awaited<ReturnType<Executor["execute"]>>["rows"];
+  let current: typeof runs;
+  try {
+    ({ rows: runs } = await reader.execute("SELECT workflow_id, run_id FROM run"));
+    ({ rows: current } = await reader.execute(
+      `SELECT r.root_id FROM workspace_current c
+LEFT JOIN workspace_root r ON r.root_id = c.root_id`,
+    ));
+  } catch (error) {
+    throw asDamage(error, SCHEMA_V1, location);
+  }
+  if (runs.length !== 1) throw damaged(`it holds ${runs.length} run rows instead of one`);
+  if (current.length !== 1) throw damaged("it has no current workspace root");
+  if (current[0]!.root_id === null) throw damaged("its current workspace root does not exist");
+  const run = runs[0]!;
+  if (
+    create !== undefined &&
+    (run.workflow_id !== create.workflowId || run.run_id !== create.runId)
+  ) {
+    throw identityMismatch(
+      location,
+      { workflowId: String(run.workflow_id), runId: String(run.run_id) },
+      create,
+    );
+  }
+}
+
+export function identityMismatch(
+  location: string,
+  found: { workflowId: string; runId: string },
+  wanted: RunCreate,
+): RunledgerError {
+  return new RunledgerError(
+    "run_identity_mismatch",
+    `${location} already holds run ${found.runId} of workflow ${found.workflowId}, ` +
+      `not run ${wanted.runId} of workflow ${wanted.workflowId}; choose another location`,
+    { details: { workflowId: found.workflowId, runId: found.runId } },
+  );
+}

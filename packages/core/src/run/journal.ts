@@ -1,0 +1,129 @@
+import type { Executor } from "../port/driver.js";
+import { isRunledgerError, RunledgerError } from "../port/errors.js";
+import { toHex } from "../port/hash.js";
+import type { Row } from "../port/values.js";
+import type { WriteScope } from "../transaction/scope.js";
+import { type JsonObject, toJsonText } from "./json.js";
+import type { AppendResult, JournalEvent, RunContext } from "./types.js";
+
+const SELECT_EVENT = `SELECT sequence, event_id, idempotency_key, record, root_id, written_at FROM journal`;
+
+const APPEND = `INSERT INTO journal (sequence, event_id, idempotency_key, record, root_id, written_at)
+SELECT coalesce(max(sequence), 0) + 1, ?, ?, ?,
+  (SELECT root_id FROM workspace_current WHERE singleton = 1), ?
+FROM journal
+RETURNING sequence, root_id`;
+
+const BY_KEY = `SELECT sequence, event_id, record, root_id FROM journal WHERE idempotency_key = ?`;
+
+const LIST = `${SELECT_EVENT} WHERE sequence > ? ORDER BY sequence LIMIT ?`;
+
+/** Reads of the journal: events in sequence order. */
+export class JournalReader {
+  protected readonly executor: Executor;
+
+  constructor(executor: Executor) {
+    this.executor = executor;
+  }
+
+  /** Events after `after` (exclusive, default 0), at most `limit` (default 1000). */
+  async list(options: { after?: number; limit?: number } = {}): Promise<JournalEvent[]> {
+    const after = options.after ?? 0;
+    const limit = options.limit ?? 1000;
+    if (!Number.isSafeInteger(after) || after < 0 || !Number.isSafeInteger(limit) || limit < 0) {
+      throw new RunledgerError(
+        "invalid_argument",
+        "journal.list takes whole numbers: after >= 0 and limit >= 0",
+      );
+    }
+    const { rows } = await this.executor.execute(LIST, [after, limit]);
+    return rows.map(toEvent);
+  }
+
+  /** Every event after `after`, fetched a page at a time so a long journal never sits whole in memory. */
+  async *stream(options: { after?: number; pageSize?: number } = {}): AsyncGenerator<JournalEvent> {
+    let after = options.after ?? 0;
+    const limit = options.pageSize ?? 500;
+    for (;;) {
+      const page = await this.list({ after, limit });
+      yield* page;
+      if (page.length < limit) return;
+      after = page[page.length - 1]!.sequence;
+    }
+  }
+}
+
+/**
+ * Appends to the journal inside the caller's transaction: the next gap-free
+ * sequence, a unique event id, and the workspace root current at that
+ * moment. With a key, a retried append returns the first event instead of
+ * writing a second one.
+ */
+export class JournalWriter extends JournalReader {
+  readonly #scope: WriteScope;
+  readonly #context: RunContext;
+
+  constructor(scope: WriteScope, context: RunContext) {
+    super(scope);
+    this.#scope = scope;
+    this.#context = context;
+  }
+
+  async append(record: JsonObject, options: { key?: string } = {}): Promise<AppendResult> {
+    const text = toJsonText(record, "the journal record", true);
+    const key = options.key;
+    if (key !== undefined && (typeof key !== "string" || key.length < 1 || key.length > 512)) {
+      throw new RunledgerError(
+        "invalid_argument",
+        "an idempotency key is a string of 1 to 512 characters",
+      );
+    }
+    if (key !== undefined) {
+      const { rows } = await this.executor.execute(BY_KEY, [key]);
+      const first = rows[0];
+      if (first !== undefined) {
+        if (first.record !== text) {
+          throw new RunledgerError(
+            "idempotency_conflict",
+            `the key ${JSON.stringify(key)} already names event ${first.sequence} with a different ` +
+              "record; use a new key for a new event",
+            { details: { sequence: first.sequence } },
+          );
+        }
+        return {
+          sequence: Number(first.sequence),
+          eventId: String(first.event_id),
+          rootId: toHex(first.root_id as Uint8Array),
+        };
+      }
+    }
+    const eventId = this.#context.newId();
+    let rows: Row[];
+    try {
+      ({ rows } = await this.executor.execute(APPEND, [
+        eventId,
+        key ?? null,
+        text,
+        this.#context.clock(),
+      ]));
+    } catch (error) {
+      // Any constraint failure here means the stored run is inconsistent (no
+      // current root): a storage failure, never committed past.
+      if (isRunledgerError(error) && error.code.startsWith("constraint")) this.#scope.doom(error);
+      throw error;
+    }
+    const row = rows[0]!;
+    return { sequence: Number(row.sequence), eventId, rootId: toHex(row.root_id as Uint8Array) };
+  }
+}
+
+function toEvent(row: Row): JournalEvent {
+  return {
+    sequence: Number(row.sequence),
+    eventId: String(row.event_id),
+    key: row.idempotency_key === null ? null : String(row.idempotency_key),
+    record: JSON.parse(String(row.record)) as JsonObject,
+    rootId: toHex(row.root_id as Uint8Array),
+    writtenAt: Number(row.written_at),
+  };
+}

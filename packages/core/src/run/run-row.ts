@@ -1,0 +1,136 @@
+import type { Executor } from "../port/driver.js";
+import { isRunledgerError, RunledgerError } from "../port/errors.js";
+import type { Row } from "../port/values.js";
+import type { WriteScope } from "../transaction/scope.js";
+import type { JsonValue } from "./json.js";
+import type { RunContext, RunInfo, RunStatus, StopReason, StopStatus } from "./types.js";
+
+const GET = `SELECT workflow_id, run_id, definition, status, stop_host, stop_code, stop_event,
+  created_at, updated_at FROM run WHERE singleton = 1`;
+
+const SET_STATUS = `UPDATE run SET status = ?, stop_host = ?, stop_code = ?, stop_event = ?,
+  updated_at = ? WHERE singleton = 1`;
+
+const STOP_STATUSES: ReadonlySet<string> = new Set<StopStatus>([
+  "suspended",
+  "interrupted",
+  "completed",
+  "failed",
+  "cancelled",
+]);
+
+/** Reads the run row. */
+export class RunRecordReader {
+  protected readonly executor: Executor;
+
+  constructor(executor: Executor) {
+    this.executor = executor;
+  }
+
+  async get(): Promise<RunInfo> {
+    const { rows } = await this.executor.execute(GET);
+    const row = rows[0];
+    if (row === undefined) {
+      throw new RunledgerError("corrupt", "the run row is missing; restore the file from a copy");
+    }
+    return toRunInfo(row);
+  }
+}
+
+/** Changes the run's status and stop reason inside the caller's transaction. */
+export class RunRecordWriter extends RunRecordReader {
+  readonly #scope: WriteScope;
+  readonly #context: RunContext;
+
+  constructor(scope: WriteScope, context: RunContext) {
+    super(scope);
+    this.#scope = scope;
+    this.#context = context;
+  }
+
+  /**
+   * Stops the run with a status and, optionally, a reason: `{ host, code }`
+   * or `{ event }` naming a journal sequence. A reason naming no event is
+   * refused as `invalid_stop_reason` by the foreign key itself, at this one
+   * statement; the transaction stays usable.
+   */
+  async stop(options: { status: StopStatus; reason?: StopReason }): Promise<RunInfo> {
+    const { status, reason } = options;
+    if (!STOP_STATUSES.has(status)) {
+      throw new RunledgerError(
+        "invalid_argument",
+        `a run stops as one of ${[...STOP_STATUSES].join(", ")}; got ${JSON.stringify(status)}`,
+      );
+    }
+    const columns = reasonColumns(reason);
+    try {
+      await this.executor.execute(SET_STATUS, [status, ...columns, this.#context.clock()]);
+    } catch (error) {
+      if (isRunledgerError(error, "constraint_foreign_key") && columns[2] !== null) {
+        throw new RunledgerError(
+          "invalid_stop_reason",
+          `the stop reason names journal event ${columns[2]}, which does not exist; ` +
+            "append the event first, then stop with its sequence",
+          { cause: error, ...(error.sqliteCode ? { sqliteCode: error.sqliteCode } : {}) },
+        );
+      }
+      if (isRunledgerError(error) && error.code.startsWith("constraint")) this.#scope.doom(error);
+      throw error;
+    }
+    return this.get();
+  }
+
+  /** Marks a suspended or interrupted run as running again, clearing its stop reason. */
+  async resume(): Promise<RunInfo> {
+    const current = await this.get();
+    if (current.status !== "suspended" && current.status !== "interrupted") {
+      throw new RunledgerError(
+        "invalid_state",
+        `only a suspended or interrupted run resumes; this one is ${current.status}`,
+      );
+    }
+    await this.executor.execute(SET_STATUS, ["running", null, null, null, this.#context.clock()]);
+    return this.get();
+  }
+}
+
+function reasonColumns(
+  reason: StopReason | undefined,
+): [string | null, string | null, number | null] {
+  if (reason === undefined) return [null, null, null];
+  const shape = reason as { host?: unknown; code?: unknown; event?: unknown };
+  const keys = Object.keys(reason).sort().join(",");
+  if (keys === "code,host" && isName(shape.host) && isName(shape.code)) {
+    return [shape.host as string, shape.code as string, null];
+  }
+  if (keys === "event" && Number.isSafeInteger(shape.event) && (shape.event as number) >= 1) {
+    return [null, null, shape.event as number];
+  }
+  throw new RunledgerError(
+    "invalid_stop_reason",
+    "a stop reason is { host, code } (two strings of 1 to 256 characters) or { event } " +
+      "(a journal sequence); nothing was written",
+  );
+}
+
+function isName(value: unknown): boolean {
+  return typeof value === "string" && value.length >= 1 && value.length <= 256;
+}
+
+function toRunInfo(row: Row): RunInfo {
+  const stopReason: StopReason | null =
+    row.stop_event !== null
+      ? { event: Number(row.stop_event) }
+      : row.stop_host !== null
+        ? { host: String(row.stop_host), code: String(row.stop_code) }
+        : null;
+  return {
+    workflowId: String(row.workflow_id),
+    runId: String(row.run_id),
+    definition: row.definition === null ? null : (JSON.parse(String(row.definition)) as JsonValue),
+    status: row.status as RunStatus,
+    stopReason,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}

@@ -1,0 +1,39 @@
+import type { ReadScope, WriteScope } from "../transaction/scope.js";
+import { JournalReader, JournalWriter } from "./journal.js";
+import { RunRecordReader, RunRecordWriter } from "./run-row.js";
+import type { RunContext } from "./types.js";
+
+/**
+ * What `lease.transact(fn)` hands to `fn`: the run's journal and run row
+ * (and, by the workspace issue, its workspace), all writing in this one
+ * transaction. `savepoint` nests with the same shape.
+ */
+export class RunTransaction {
+  readonly journal: JournalWriter;
+  readonly run: RunRecordWriter;
+  readonly #scope: WriteScope;
+  readonly #context: RunContext;
+
+  constructor(scope: WriteScope, context: RunContext) {
+    this.#scope = scope;
+    this.#context = context;
+    this.journal = new JournalWriter(scope, context);
+    this.run = new RunRecordWriter(scope, context);
+  }
+
+  /** Runs `fn` in a savepoint: its writes are undone if it throws, and the transaction continues. */
+  savepoint<T>(fn: (tx: RunTransaction) => Promise<T>): Promise<T> {
+    return this.#scope.savepoint((scope) => fn(new RunTransaction(scope, this.#context)));
+  }
+}
+
+/** What `lease.read(fn)` hands to `fn`: a consistent snapshot of the run. */
+export class RunSnapshot {
+  readonly journal: JournalReader;
+  readonly run: RunRecordReader;
+
+  constructor(scope: ReadScope) {
+    this.journal = new JournalReader(scope);
+    this.run = new RunRecordReader(scope);
+  }
+}

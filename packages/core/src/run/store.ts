@@ -1,0 +1,124 @@
+import type { Lease } from "../connection/lease.js";
+import {
+  ConnectionProvider,
+  type ConnectionProviderOptions,
+  type EntrySummary,
+} from "../connection/provider.js";
+import { isRunledgerError, RunledgerError } from "../port/errors.js";
+import { establishRun, identityMismatch, validateCreate } from "./establish.js";
+import { RunSnapshot, RunTransaction } from "./scopes.js";
+import type { RunContext, RunCreate } from "./types.js";
+import { type VerifyProgress, type VerifyReport, verifyRun } from "./verify.js";
+
+export interface RunStoreOptions extends Omit<ConnectionProviderOptions<RunCreate>, "establish"> {
+  /** Milliseconds since the epoch for timestamps. Default Date.now. */
+  readonly clock?: () => number;
+  /** Event ids. Default crypto.randomUUID. */
+  readonly newId?: () => string;
+}
+
+export interface RunOpenOptions {
+  /** Create the run when the location holds none yet. An existing run must match it. */
+  readonly create?: RunCreate;
+}
+
+/**
+ * The provider of run databases: one authoritative entry per canonical
+ * location, each a version-1 run database recognized (or created) before the
+ * first lease is handed out.
+ */
+export class RunStore {
+  readonly #provider: ConnectionProvider<RunCreate>;
+  readonly #context: RunContext;
+
+  constructor(options: RunStoreOptions) {
+    this.#context = {
+      clock: options.clock ?? (() => Date.now()),
+      newId: options.newId ?? (() => crypto.randomUUID()),
+    };
+    this.#provider = new ConnectionProvider<RunCreate>({
+      ...options,
+      establish: establishRun(this.#context),
+    });
+  }
+
+  async open(location: string, options: RunOpenOptions = {}): Promise<RunLease> {
+    const { create } = options;
+    if (create !== undefined) validateCreate(create);
+    let lease: RunLease;
+    try {
+      lease = new RunLease(await this.#provider.open(location, options), this.#context);
+    } catch (error) {
+      if (
+        options.create === undefined &&
+        isRunledgerError(error, "cannot_open") &&
+        error.details?.missing === "file"
+      ) {
+        throw new RunledgerError(
+          "not_found",
+          `no run at ${location}; pass { create: { workflowId, runId } } to create one`,
+          { cause: error },
+        );
+      }
+      throw error;
+    }
+    if (create !== undefined) await checkIdentity(lease, create);
+    return lease;
+  }
+
+  close(): Promise<void> {
+    return this.#provider.close();
+  }
+
+  get closed(): boolean {
+    return this.#provider.closed;
+  }
+
+  get entries(): EntrySummary[] {
+    return this.#provider.entries;
+  }
+}
+
+/** A handle on one run. Release it (or `await using` it) when done. */
+export class RunLease {
+  readonly #lease: Lease;
+  readonly #context: RunContext;
+
+  constructor(lease: Lease, context: RunContext) {
+    this.#lease = lease;
+    this.#context = context;
+  }
+
+  get location(): string {
+    return this.#lease.location;
+  }
+
+  transact<T>(fn: (tx: RunTransaction) => Promise<T>): Promise<T> {
+    return this.#lease.transact((scope) => fn(new RunTransaction(scope, this.#context)));
+  }
+
+  read<T>(fn: (r: RunSnapshot) => Promise<T>): Promise<T> {
+    return this.#lease.read((scope) => fn(new RunSnapshot(scope)));
+  }
+
+  /** The deep, O(data) check: integrity, foreign keys, gap-free journal, every digest. */
+  verify(options: { progress?: VerifyProgress } = {}): Promise<VerifyReport> {
+    return this.#lease.read((scope) => verifyRun(scope, options.progress));
+  }
+
+  release(): Promise<void> {
+    return this.#lease.release();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.#lease.release();
+  }
+}
+
+/** An entry already open was recognized for its first opener; a later `create` must name the same run. */
+async function checkIdentity(lease: RunLease, create: RunCreate): Promise<void> {
+  const run = await lease.read((r) => r.run.get());
+  if (run.workflowId === create.workflowId && run.runId === create.runId) return;
+  await lease.release();
+  throw identityMismatch(lease.location, run, create);
+}

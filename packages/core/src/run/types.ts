@@ -1,0 +1,59 @@
+import type { JsonObject, JsonValue } from "./json.js";
+
+export type RunStatus =
+  | "running"
+  | "suspended"
+  | "interrupted"
+  | "completed"
+  | "failed"
+  | "cancelled";
+
+/** The statuses a run can stop in. */
+export type StopStatus = Exclude<RunStatus, "running">;
+
+/**
+ * Why a run stopped, in one of three shapes (SQLite's CHECK enforces them):
+ * no reason; a host-side reason (which host, which code); or the journal
+ * event that explains it.
+ */
+export type StopReason =
+  | { readonly host: string; readonly code: string }
+  | { readonly event: number };
+
+export interface RunCreate {
+  readonly workflowId: string;
+  readonly runId: string;
+  readonly definition?: JsonValue;
+}
+
+export interface RunInfo {
+  readonly workflowId: string;
+  readonly runId: string;
+  readonly definition: JsonValue | null;
+  readonly status: RunStatus;
+  readonly stopReason: StopReason | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+export interface JournalEvent {
+  readonly sequence: number;
+  readonly eventId: string;
+  readonly key: string | null;
+  readonly record: JsonObject;
+  /** The workspace root current when the event was written (hex). */
+  readonly rootId: string;
+  readonly writtenAt: number;
+}
+
+export interface AppendResult {
+  readonly sequence: number;
+  readonly eventId: string;
+  readonly rootId: string;
+}
+
+/** Injected time and ids, so that tests (and byte-identical files) are reproducible. */
+export interface RunContext {
+  readonly clock: () => number;
+  readonly newId: () => string;
+}

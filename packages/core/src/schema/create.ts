@@ -1,0 +1,28 @@
+import type { Executor } from "../port/driver.js";
+import type { SchemaManifest } from "./manifest.js";
+
+/**
+ * Writes a manifest into a fresh database, inside the caller's transaction
+ * (or savepoint): application_id first, then every object in order, then the
+ * caller's initial rows, and user_version last. Because every step is inside
+ * one transaction, a failure anywhere leaves no schema and both pragmas 0;
+ * and because user_version is last, a file whose creation was cut short can
+ * never look finished.
+ */
+export async function createSchema(
+  executor: Executor,
+  manifest: SchemaManifest,
+  populate: () => Promise<void>,
+): Promise<void> {
+  await executor.execute(`PRAGMA application_id = ${integer(manifest.applicationId)}`);
+  for (const object of manifest.objects) {
+    if (object.sql !== null) await executor.execute(object.sql);
+  }
+  await populate();
+  await executor.execute(`PRAGMA user_version = ${integer(manifest.userVersion)}`);
+}
+
+function integer(value: number): string {
+  if (!Number.isSafeInteger(value)) throw new TypeError(`not an integer: ${value}`);
+  return String(value);
+}

@@ -1,0 +1,50 @@
+import { sha256Hex } from "../port/hash.js";
+
+/**
+ * A frozen schema manifest: the exact, ordered list of objects a database of
+ * one kind holds, plus the two header fields that name its format. A database
+ * is recognized only when what it holds equals its manifest exactly, so the
+ * manifest is data, never derived from a live database.
+ */
+export interface SchemaObject {
+  readonly type: "table" | "index" | "trigger" | "view";
+  readonly name: string;
+  readonly tableName: string;
+  /** The CREATE statement exactly as SQLite stores it; null for automatic indexes. */
+  readonly sql: string | null;
+}
+
+export interface SchemaManifest {
+  /** What kind of database this is, for messages ("run database"). */
+  readonly title: string;
+  /** PRAGMA application_id: who owns the file. */
+  readonly applicationId: number;
+  /** PRAGMA user_version: which version of the owner's format. */
+  readonly userVersion: number;
+  /** In creation order, which is also sqlite_schema's rowid order. */
+  readonly objects: readonly SchemaObject[];
+}
+
+/**
+ * The canonical serialization that a manifest's digest is taken over, and
+ * that a live database's schema is serialized to for comparison:
+ * JSON of ["runledger-schema", application_id, user_version,
+ * [[type, name, tbl_name, sql], …]] with objects in sqlite_schema rowid order.
+ */
+export function serializeSchema(
+  applicationId: number,
+  userVersion: number,
+  objects: readonly SchemaObject[],
+): string {
+  return JSON.stringify([
+    "runledger-schema",
+    applicationId,
+    userVersion,
+    objects.map((object) => [object.type, object.name, object.tableName, object.sql]),
+  ]);
+}
+
+/** SHA-256 (hex) of the manifest's canonical serialization. */
+export function manifestDigest(manifest: SchemaManifest): string {
+  return sha256Hex(serializeSchema(manifest.applicationId, manifest.userVersion, manifest.objects));
+}

@@ -1,0 +1,195 @@
+/**
+ * Recognition decides whether an existing file may be trusted, reading only.
+ * Each refusal exists for a different reason, and each has its own code so a
+ * caller can tell them apart without parsing messages:
+ *
+ * - Format — is this file ours at all?
+ *   `not_a_database`: SQLite cannot read it (garbage, truncated, another format).
+ *   `foreign_database`: a valid SQLite file that another program owns
+ *   (its application_id is not ours, or it has objects but no id).
+ * - Version — is it a version this build understands?
+ *   `partial_initialization`: our id, user_version 0 — a creation that never
+ *   committed its last step. Never finished, never trusted, never repaired.
+ *   `unsupported_version`: a user_version this build does not know (newer).
+ * - Damage — does it hold exactly what its version promises?
+ *   `schema_mismatch`: an object missing, extra (an index, trigger, view) or
+ *   different; the error lists every difference.
+ *   `corrupt`: SQLite reports damage, or a singleton row that must exist does not.
+ *
+ * A refused file is left byte-for-byte as found: recognition runs inside a
+ * `query_only` read transaction, and nothing (not even the journal mode) is
+ * changed before it succeeds. Cost is O(schema), never O(data).
+ */
+import type { Executor } from "../port/driver.js";
+import { isRunledgerError, RunledgerError } from "../port/errors.js";
+import type { SchemaManifest, SchemaObject } from "./manifest.js";
+
+/** What a database holds, read from its header and sqlite_schema. */
+export interface LiveSchema {
+  readonly applicationId: number;
+  readonly userVersion: number;
+  readonly objects: readonly SchemaObject[];
+}
+
+export type Recognition =
+  /** No file content yet: a 0-byte file, or pragmas 0 and no objects. */
+  | { readonly kind: "fresh" }
+  /** Exactly the manifest. Singleton rows are the caller's next check. */
+  | { readonly kind: "recognized" };
+
+export interface SchemaDifference {
+  readonly change: "missing" | "extra" | "different";
+  readonly type: string;
+  readonly name: string;
+  readonly expected?: string | null;
+  readonly found?: string | null;
+}
+
+export async function readLiveSchema(executor: Executor): Promise<LiveSchema> {
+  const applicationId = await readPragma(executor, "application_id");
+  const userVersion = await readPragma(executor, "user_version");
+  const { rows } = await executor.execute(
+    "SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY rowid",
+  );
+  const objects = rows.map((row) => ({
+    type: row.type as SchemaObject["type"],
+    name: String(row.name),
+    tableName: String(row.tbl_name),
+    sql: row.sql === null ? null : String(row.sql),
+  }));
+  return { applicationId, userVersion, objects };
+}
+
+/**
+ * Reads and classifies. Throws a RunledgerError with one of the codes above
+ * for anything but a fresh database or an exact match.
+ */
+export async function recognize(
+  executor: Executor,
+  manifest: SchemaManifest,
+  location: string,
+): Promise<Recognition> {
+  let live: LiveSchema;
+  try {
+    live = await readLiveSchema(executor);
+  } catch (error) {
+    throw asDamage(error, manifest, location);
+  }
+  return classify(live, manifest, location);
+}
+
+export function classify(
+  live: LiveSchema,
+  manifest: SchemaManifest,
+  location: string,
+): Recognition {
+  const what = `${location} as a ${manifest.title}`;
+  if (live.applicationId === 0 && live.userVersion === 0 && live.objects.length === 0) {
+    return { kind: "fresh" };
+  }
+  if (live.applicationId !== manifest.applicationId) {
+    throw new RunledgerError(
+      "foreign_database",
+      `cannot open ${what}: it is a SQLite database of another program ` +
+        `(application_id ${live.applicationId}, expected ${manifest.applicationId}); check the path`,
+      { details: { applicationId: live.applicationId } },
+    );
+  }
+  if (live.userVersion === 0) {
+    throw new RunledgerError(
+      "partial_initialization",
+      `cannot open ${what}: its creation never completed (user_version 0); ` +
+        "it holds no run. Delete it and create the run again",
+      { details: { objects: live.objects.length } },
+    );
+  }
+  if (live.userVersion !== manifest.userVersion) {
+    throw new RunledgerError(
+      "unsupported_version",
+      `cannot open ${what}: it is version ${live.userVersion} and this build reads ` +
+        `version ${manifest.userVersion}; use a runledger release that reads it`,
+      { details: { userVersion: live.userVersion } },
+    );
+  }
+  const differences = compareObjects(manifest.objects, live.objects);
+  if (differences.length > 0) {
+    throw new RunledgerError(
+      "schema_mismatch",
+      `cannot open ${what}: its schema differs from version ${manifest.userVersion} in ` +
+        `${differences.length} place(s): ${differences.map(describe).join("; ")}. ` +
+        "The file was not changed; it is not a database this build wrote",
+      { details: { differences } },
+    );
+  }
+  return { kind: "recognized" };
+}
+
+/** Every object missing, extra or different, by (type, name). */
+export function compareObjects(
+  expected: readonly SchemaObject[],
+  found: readonly SchemaObject[],
+): SchemaDifference[] {
+  const key = (object: SchemaObject) => `${object.type}\u0000${object.name}`;
+  const foundByKey = new Map(found.map((object) => [key(object), object]));
+  const expectedKeys = new Set(expected.map(key));
+  const differences: SchemaDifference[] = [];
+  for (const object of expected) {
+    const live = foundByKey.get(key(object));
+    if (live === undefined) {
+      differences.push({ change: "missing", type: object.type, name: object.name });
+    } else if (live.sql !== object.sql || live.tableName !== object.tableName) {
+      differences.push({
+        change: "different",
+        type: object.type,
+        name: object.name,
+        expected: object.sql,
+        found: live.sql,
+      });
+    }
+  }
+  for (const object of found) {
+    if (!expectedKeys.has(key(object))) {
+      differences.push({
+        change: "extra",
+        type: object.type,
+        name: object.name,
+        found: object.sql,
+      });
+    }
+  }
+  if (differences.length === 0 && found.some((object, i) => key(object) !== key(expected[i]!))) {
+    differences.push({ change: "different", type: "schema", name: "object order" });
+  }
+  return differences;
+}
+
+function describe(difference: SchemaDifference): string {
+  return `${difference.change} ${difference.type} ${difference.name}`;
+}
+
+/** A read that SQLite itself refused says the file is not (or no longer) a database. */
+export function asDamage(error: unknown, manifest: SchemaManifest, location: string): unknown {
+  if (isRunledgerError(error, "not_a_database")) {
+    return new RunledgerError(
+      "not_a_database",
+      `cannot open ${location} as a ${manifest.title}: SQLite cannot read it as a database ` +
+        "(garbage, truncated, or another format); check the path",
+      { cause: error, ...(error.sqliteCode ? { sqliteCode: error.sqliteCode } : {}) },
+    );
+  }
+  if (isRunledgerError(error, "corrupt")) {
+    return new RunledgerError(
+      "corrupt",
+      `cannot open ${location} as a ${manifest.title}: SQLite reports it damaged; ` +
+        "restore it from a copy",
+      { cause: error, ...(error.sqliteCode ? { sqliteCode: error.sqliteCode } : {}) },
+    );
+  }
+  return error;
+}
+
+async function readPragma(executor: Executor, name: string): Promise<number> {
+  const { rows } = await executor.execute(`PRAGMA ${name}`);
+  const value = rows[0]?.[name];
+  return typeof value === "bigint" ? Number(value) : Number(value ?? 0);
+}

@@ -1,0 +1,86 @@
+import type { Entry } from "../connection/entry.js";
+import type { DriverTransaction } from "../port/driver.js";
+import { retryWhileBusy } from "./busy.js";
+import { Savepoints } from "./savepoints.js";
+import { escaped, ReadScope, WriteScope } from "./scope.js";
+
+/**
+ * The only top-level transaction owner. It runs inside the entry's turn:
+ * BEGIN IMMEDIATE (retried while another process holds the lock) → fn(tx) →
+ * COMMIT; any throw → ROLLBACK and rethrow. If the ROLLBACK itself fails the
+ * entry is poisoned and the caller gets `poisoned`, carrying both failures.
+ */
+export async function runWriteTransaction<T>(
+  entry: Entry,
+  fn: (tx: WriteScope) => Promise<T>,
+  busyDeadlineMs: number,
+): Promise<T> {
+  const transaction = await retryWhileBusy(
+    () => entry.connection.begin("immediate"),
+    busyDeadlineMs,
+    `cannot start a write transaction on ${entry.location}`,
+  );
+  const savepoints = new Savepoints(
+    transaction,
+    () => entry.nextSavepointNumber(),
+    (failure, cleanupFailure) => {
+      throw entry.poison(failure, cleanupFailure);
+    },
+  );
+  const scope = new WriteScope(transaction, savepoints);
+  try {
+    const result = await fn(scope);
+    if (scope.doomed !== undefined) throw scope.doomed;
+    if (scope.hasEscapedWork) throw escaped("transaction");
+    scope.end();
+    await transaction.commit();
+    return result;
+  } catch (error) {
+    scope.end();
+    await rollBack(entry, transaction, error);
+    throw error;
+  }
+}
+
+/**
+ * A consistent snapshot with no write capability: `query_only` is switched on
+ * for the duration, so a write fails inside SQLite itself (`write_in_read`).
+ */
+export async function runReadTransaction<T>(
+  entry: Entry,
+  fn: (reader: ReadScope) => Promise<T>,
+): Promise<T> {
+  const { connection } = entry;
+  await connection.execute("PRAGMA query_only = 1");
+  let transaction: DriverTransaction | undefined;
+  let outcome: { ok: true; value: T } | { ok: false; error: unknown };
+  try {
+    transaction = await connection.begin("deferred");
+    const scope = new ReadScope(transaction);
+    try {
+      const value = await fn(scope);
+      if (scope.hasEscapedWork) throw escaped("transaction");
+      outcome = { ok: true, value };
+    } finally {
+      scope.end();
+    }
+  } catch (error) {
+    outcome = { ok: false, error };
+  }
+  try {
+    if (transaction !== undefined) await transaction.rollback();
+    await connection.execute("PRAGMA query_only = 0");
+  } catch (cleanupFailure) {
+    throw entry.poison(outcome.ok ? undefined : outcome.error, cleanupFailure);
+  }
+  if (!outcome.ok) throw outcome.error;
+  return outcome.value;
+}
+
+async function rollBack(entry: Entry, transaction: DriverTransaction, failure: unknown) {
+  try {
+    await transaction.rollback();
+  } catch (cleanupFailure) {
+    throw entry.poison(failure, cleanupFailure);
+  }
+}

@@ -1,0 +1,171 @@
+import { Kysely } from "kysely";
+import { RunledgerDialect } from "../port/dialect.js";
+import type { Executor, QueryResult } from "../port/driver.js";
+import { isRunledgerError, RunledgerError } from "../port/errors.js";
+import type { SqlValue } from "../port/values.js";
+import type { Savepoints } from "./savepoints.js";
+
+/**
+ * A scope is what a callback receives: the transaction (or savepoint) it may
+ * use while the callback runs, and nothing after. Every misuse fails loudly
+ * with its own code instead of writing somewhere unexpected:
+ * - `transaction_closed`: the scope is used after its callback ended;
+ * - `savepoint_overlap`: a scope is used while a savepoint opened on it is
+ *   still running (two side by side, or the outer one written meanwhile).
+ * A storage failure that must not be committed past (see `doom`) ends the
+ * whole transaction: every scope of it then refuses work with that failure.
+ */
+export interface TransactionState {
+  /** The failure that condemned the transaction to roll back, if any. */
+  doomed?: unknown;
+}
+
+abstract class Scope implements Executor {
+  protected readonly executor: Executor;
+  protected readonly state: TransactionState;
+  #ended = false;
+  #inFlight = 0;
+  #openChild = false;
+  // biome-ignore lint/suspicious/noExplicitAny: callers pick their own Kysely schema type
+  #kysely: Kysely<any> | undefined;
+
+  constructor(executor: Executor, state: TransactionState = {}) {
+    this.executor = executor;
+    this.state = state;
+  }
+
+  async execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
+    this.checkUsable("execute");
+    this.#inFlight++;
+    try {
+      return await this.executor.execute(sql, params);
+    } catch (error) {
+      throw this.translate(error);
+    } finally {
+      this.#inFlight--;
+    }
+  }
+
+  /** A Kysely instance whose queries run in this scope. Typed by the caller. */
+  // biome-ignore lint/suspicious/noExplicitAny: callers pick their own Kysely schema type
+  kysely<DB = any>(): Kysely<DB> {
+    this.#kysely ??= new Kysely({ dialect: new RunledgerDialect(this) });
+    return this.#kysely as Kysely<DB>;
+  }
+
+  /** Work still running in this scope (statements not awaited, a savepoint still open). */
+  get hasEscapedWork(): boolean {
+    return this.#inFlight > 0 || this.#openChild;
+  }
+
+  /** Called by the owner when the callback has finished: the scope is dead from here on. */
+  end(): void {
+    this.#ended = true;
+  }
+
+  protected set childOpen(open: boolean) {
+    this.#openChild = open;
+  }
+
+  protected translate(error: unknown): unknown {
+    return error;
+  }
+
+  protected checkUsable(action: string): void {
+    if (this.state.doomed !== undefined) throw this.state.doomed;
+    if (this.#ended) {
+      throw new RunledgerError(
+        "transaction_closed",
+        `cannot ${action}: this transaction's callback has already ended; ` +
+          "do all work inside the callback and await it before returning",
+      );
+    }
+    if (this.#openChild) {
+      throw new RunledgerError(
+        "savepoint_overlap",
+        `cannot ${action}: a savepoint opened on this scope is still running; ` +
+          "await it and use the tx it passes to its callback, one savepoint at a time",
+      );
+    }
+  }
+}
+
+/** A scope that may write: the top-level transaction or any savepoint inside it. */
+export class WriteScope extends Scope {
+  readonly #savepoints: Savepoints;
+
+  constructor(executor: Executor, savepoints: Savepoints, state: TransactionState = {}) {
+    super(executor, state);
+    this.#savepoints = savepoints;
+  }
+
+  /**
+   * Condemns the whole transaction: it will roll back, and the failure is
+   * what its owner rethrows, even if a callback catches it. For storage
+   * failures that must never be committed past.
+   */
+  doom(failure: unknown): never {
+    this.state.doomed ??= failure;
+    throw failure;
+  }
+
+  /** The failure that condemned this transaction, if any. */
+  get doomed(): unknown {
+    return this.state.doomed;
+  }
+
+  /**
+   * Runs `fn` inside a savepoint named by core. On success the savepoint is
+   * released; on a throw it is rolled back and released, the error rethrown,
+   * and this scope continues. If that cleanup itself fails the entry is
+   * poisoned.
+   */
+  async savepoint<T>(fn: (tx: WriteScope) => Promise<T>): Promise<T> {
+    this.checkUsable("open a savepoint");
+    // Claimed before the first await, so a second savepoint beside it is refused.
+    this.childOpen = true;
+    const name = this.#savepoints.next();
+    try {
+      await this.executor.execute(`SAVEPOINT ${name}`);
+    } catch (error) {
+      this.childOpen = false;
+      throw error;
+    }
+    const child = new WriteScope(this.executor, this.#savepoints, this.state);
+    try {
+      const result = await fn(child);
+      if (child.hasEscapedWork) throw escaped("savepoint");
+      child.end();
+      await this.executor.execute(`RELEASE ${name}`);
+      this.childOpen = false;
+      return result;
+    } catch (error) {
+      child.end();
+      await this.#savepoints.rollBack(name, error);
+      this.childOpen = false;
+      throw error;
+    }
+  }
+}
+
+/** A scope with no write capability: a consistent snapshot. */
+export class ReadScope extends Scope {
+  protected override translate(error: unknown): unknown {
+    if (isRunledgerError(error, "read_only")) {
+      return new RunledgerError(
+        "write_in_read",
+        "a write was attempted inside lease.read(); writes belong in lease.transact()",
+        { cause: error, ...(error.sqliteCode ? { sqliteCode: error.sqliteCode } : {}) },
+      );
+    }
+    return error;
+  }
+}
+
+export function escaped(what: "transaction" | "savepoint"): RunledgerError {
+  return new RunledgerError(
+    "callback_escaped",
+    `the ${what} callback returned while its work was still running; ` +
+      "await every statement and savepoint inside the callback",
+  );
+}
