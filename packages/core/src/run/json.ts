@@ -43,7 +43,7 @@ function check(value: unknown, path: string, depth: number, seen: Set<object>): 
   if (seen.has(value)) throw new RunledgerError("invalid_json", `${path} refers to itself`);
   seen.add(value);
   if (Array.isArray(value)) {
-    value.forEach((item, i) => check(item, `${path}[${i}]`, depth + 1, seen));
+    for (const [i, item] of value.entries()) check(item, `${path}[${i}]`, depth + 1, seen);
   } else if (isPlainObject(value)) {
     for (const [key, item] of Object.entries(value)) {
       check(item, `${path}.${key}`, depth + 1, seen);
