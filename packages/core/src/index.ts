@@ -14,6 +14,7 @@ export {
   type OpenRequest,
 } from "./connection/provider.js";
 export * from "./port/index.js";
+export type { ForkPoint, ForkResult } from "./run/fork.js";
 export type { JsonObject, JsonValue } from "./run/json.js";
 export {
   APPLICATION_ID,
@@ -47,4 +48,17 @@ export {
   type SchemaDifference,
 } from "./schema/recognize.js";
 export type { ReadScope, WriteScope } from "./transaction/scope.js";
+export type { Content } from "./workspace/blobs.js";
+export type { GarbageReport } from "./workspace/gc.js";
 export { EMPTY_ROOT_ID, ROOT_FORMAT, rootId, treeId } from "./workspace/identity.js";
+export { MAX_DEPTH, MAX_PATH_BYTES, MAX_SEGMENT_BYTES, parsePath } from "./workspace/paths.js";
+export {
+  type ApplyChanges,
+  type ApplyResult,
+  type AtRoot,
+  type HistoryEntry,
+  type WorkspaceEntry,
+  type WorkspaceFile,
+  WorkspaceReader,
+  WorkspaceWriter,
+} from "./workspace/workspace.js";

@@ -9,8 +9,10 @@
  *   host + code; or a journal event reference;
  * - a gap-free, append-only journal; every event records the workspace root
  *   that was current when it was written;
- * - a content-addressed workspace: blobs (stored in chunks), trees, roots
- *   (format 1), named pins that retain roots, and exactly one current root.
+ * - a content-addressed workspace: blobs, each an ordered list of
+ *   content-addressed chunks (so a large file is written and read one chunk
+ *   at a time, and equal chunks are stored once), trees, roots (format 1),
+ *   named pins that retain roots, and exactly one current root.
  *
  * Any change here moves SCHEMA_V1_DIGEST, and the conformance suite with it.
  * The SQL strings are exactly what SQLite stores in sqlite_schema.sql.
@@ -23,7 +25,7 @@ export const APPLICATION_ID = 0x524c4447;
 /** The run database format this build reads and writes. */
 export const RUN_SCHEMA_VERSION = 1;
 
-/** Largest chunk a blob is stored in. Readers use each blob's own chunk_size. */
+/** The size blobs are cut into when written. Readers follow each blob's own chunk list. */
 export const CHUNK_SIZE = 256 * 1024;
 
 const table = (name: string, sql: string): SchemaObject => ({
@@ -82,20 +84,31 @@ export const SCHEMA_V1: SchemaManifest = Object.freeze({
       `CREATE TABLE workspace_blob (
   digest BLOB PRIMARY KEY CHECK (length(digest) = 32),
   size INTEGER NOT NULL CHECK (size >= 0),
-  chunk_size INTEGER NOT NULL CHECK (chunk_size > 0),
   chunk_count INTEGER NOT NULL CHECK (chunk_count >= 0)
 ) STRICT, WITHOUT ROWID`,
     ),
     table(
       "workspace_chunk",
       `CREATE TABLE workspace_chunk (
-  digest BLOB NOT NULL REFERENCES workspace_blob (digest) ON DELETE CASCADE,
-  ordinal INTEGER NOT NULL CHECK (ordinal >= 0),
-  data BLOB NOT NULL CHECK (length(data) > 0),
-  PRIMARY KEY (digest, ordinal)
+  chunk_digest BLOB PRIMARY KEY CHECK (length(chunk_digest) = 32),
+  data BLOB NOT NULL CHECK (length(data) > 0)
 ) STRICT`,
     ),
     autoIndex("workspace_chunk", 1),
+    table(
+      "workspace_blob_chunk",
+      `CREATE TABLE workspace_blob_chunk (
+  digest BLOB NOT NULL REFERENCES workspace_blob (digest) ON DELETE CASCADE,
+  ordinal INTEGER NOT NULL CHECK (ordinal >= 0),
+  chunk_digest BLOB NOT NULL REFERENCES workspace_chunk (chunk_digest),
+  PRIMARY KEY (digest, ordinal)
+) STRICT, WITHOUT ROWID`,
+    ),
+    index(
+      "workspace_blob_chunk_by_chunk",
+      "workspace_blob_chunk",
+      "CREATE INDEX workspace_blob_chunk_by_chunk ON workspace_blob_chunk (chunk_digest)",
+    ),
     table(
       "workspace_tree",
       `CREATE TABLE workspace_tree (

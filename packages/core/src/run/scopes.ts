@@ -1,16 +1,18 @@
 import type { ReadScope, WriteScope } from "../transaction/scope.js";
+import { WorkspaceReader, WorkspaceWriter } from "../workspace/workspace.js";
 import { JournalReader, JournalWriter } from "./journal.js";
 import { RunRecordReader, RunRecordWriter } from "./run-row.js";
 import type { RunContext } from "./types.js";
 
 /**
  * What `lease.transact(fn)` hands to `fn`: the run's journal and run row
- * (and, by the workspace issue, its workspace), all writing in this one
+ * and its workspace, all writing in this one
  * transaction. `savepoint` nests with the same shape.
  */
 export class RunTransaction {
   readonly journal: JournalWriter;
   readonly run: RunRecordWriter;
+  readonly workspace: WorkspaceWriter;
   readonly #scope: WriteScope;
   readonly #context: RunContext;
 
@@ -19,6 +21,7 @@ export class RunTransaction {
     this.#context = context;
     this.journal = new JournalWriter(scope, context);
     this.run = new RunRecordWriter(scope, context);
+    this.workspace = new WorkspaceWriter(scope, context);
   }
 
   /** Runs `fn` in a savepoint: its writes are undone if it throws, and the transaction continues. */
@@ -31,9 +34,11 @@ export class RunTransaction {
 export class RunSnapshot {
   readonly journal: JournalReader;
   readonly run: RunRecordReader;
+  readonly workspace: WorkspaceReader;
 
   constructor(scope: ReadScope) {
     this.journal = new JournalReader(scope);
     this.run = new RunRecordReader(scope);
+    this.workspace = new WorkspaceReader(scope);
   }
 }

@@ -6,6 +6,7 @@ import {
 } from "../connection/provider.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import { establishRun, identityMismatch, validateCreate } from "./establish.js";
+import { type ForkPoint, type ForkResult, forkInto } from "./fork.js";
 import { RunSnapshot, RunTransaction } from "./scopes.js";
 import type { RunContext, RunCreate } from "./types.js";
 import { type VerifyProgress, type VerifyReport, verifyRun } from "./verify.js";
@@ -66,6 +67,43 @@ export class RunStore {
     return lease;
   }
 
+  /**
+   * Creates a new run at `target` whose workspace starts from one root of the
+   * run at `source` (its current root, a root id, or the root a journal
+   * event recorded). Only the objects that root reaches are copied.
+   */
+  async fork(
+    source: string,
+    target: string,
+    options: { create: RunCreate; at?: ForkPoint },
+  ): Promise<ForkResult & { lease: RunLease }> {
+    const [from, to] = await Promise.all([
+      this.#provider.driver.canonicalize(source),
+      this.#provider.driver.canonicalize(target),
+    ]);
+    if (from === to) {
+      throw new RunledgerError("invalid_argument", "a fork needs a target other than its source");
+    }
+    const sourceLease = await this.open(source);
+    try {
+      const targetLease = await this.open(target, { create: options.create });
+      try {
+        const result = await forkInto(
+          sourceLease.lease,
+          targetLease.lease,
+          options.at,
+          this.#context,
+        );
+        return { ...result, lease: targetLease };
+      } catch (error) {
+        await targetLease.release();
+        throw error;
+      }
+    } finally {
+      await sourceLease.release();
+    }
+  }
+
   close(): Promise<void> {
     return this.#provider.close();
   }
@@ -91,6 +129,11 @@ export class RunLease {
 
   get location(): string {
     return this.#lease.location;
+  }
+
+  /** @internal The connection-level lease, for core's own multi-run operations. */
+  get lease(): Lease {
+    return this.#lease;
   }
 
   transact<T>(fn: (tx: RunTransaction) => Promise<T>): Promise<T> {

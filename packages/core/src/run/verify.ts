@@ -1,6 +1,10 @@
 import type { Executor } from "../port/driver.js";
-import { createSha256, toHex } from "../port/hash.js";
+import { createSha256, sha256, toHex } from "../port/hash.js";
 import { type EntryKind, rootId, type TreeEntry, treeId } from "../workspace/identity.js";
+
+const READ_CHUNK = `SELECT c.chunk_digest, c.data FROM workspace_blob_chunk b
+JOIN workspace_chunk c ON c.chunk_digest = b.chunk_digest
+WHERE b.digest = ? AND b.ordinal = ?`;
 
 export interface VerifyReport {
   readonly ok: boolean;
@@ -59,17 +63,15 @@ export async function verifyRun(
     let size = 0;
     const chunkCount = Number(blob.chunk_count);
     for (let ordinal = 0; ordinal < chunkCount; ordinal++) {
-      const chunk = (
-        await reader.execute("SELECT data FROM workspace_chunk WHERE digest = ? AND ordinal = ?", [
-          digest,
-          ordinal,
-        ])
-      ).rows[0];
+      const chunk = (await reader.execute(READ_CHUNK, [digest, ordinal])).rows[0];
       if (chunk === undefined) {
         problems.push(`blob ${toHex(digest)}: chunk ${ordinal} is missing`);
         break;
       }
       const data = chunk.data as Uint8Array;
+      if (toHex(sha256(data)) !== toHex(chunk.chunk_digest as Uint8Array)) {
+        problems.push(`blob ${toHex(digest)}: chunk ${ordinal} does not hash to its digest`);
+      }
       size += data.length;
       hash.update(data);
     }

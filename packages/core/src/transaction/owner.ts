@@ -2,7 +2,7 @@ import type { Entry } from "../connection/entry.js";
 import type { DriverTransaction } from "../port/driver.js";
 import { retryWhileBusy } from "./busy.js";
 import { Savepoints } from "./savepoints.js";
-import { escaped, ReadScope, WriteScope } from "./scope.js";
+import { escaped, ReadScope, type TransactionState, WriteScope } from "./scope.js";
 
 /**
  * The only top-level transaction owner. It runs inside the entry's turn:
@@ -20,14 +20,18 @@ export async function runWriteTransaction<T>(
     busyDeadlineMs,
     `cannot start a write transaction on ${entry.location}`,
   );
+  const state: TransactionState = {};
   const savepoints = new Savepoints(
     transaction,
     () => entry.nextSavepointNumber(),
     (failure, cleanupFailure) => {
-      throw entry.poison(failure, cleanupFailure);
+      // A poisoned transaction never commits, even if a callback swallows this.
+      const poisoned = entry.poison(failure, cleanupFailure);
+      state.doomed ??= poisoned;
+      throw poisoned;
     },
   );
-  const scope = new WriteScope(transaction, savepoints);
+  const scope = new WriteScope(transaction, savepoints, state);
   try {
     const result = await fn(scope);
     if (scope.doomed !== undefined) throw scope.doomed;

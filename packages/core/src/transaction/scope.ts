@@ -23,15 +23,18 @@ export interface TransactionState {
 abstract class Scope implements Executor {
   protected readonly executor: Executor;
   protected readonly state: TransactionState;
+  /** The scope this savepoint was opened on: when that one ends, so does this one. */
+  readonly #parent: Scope | undefined;
   #ended = false;
   #inFlight = 0;
   #openChild = false;
   // biome-ignore lint/suspicious/noExplicitAny: callers pick their own Kysely schema type
   #kysely: Kysely<any> | undefined;
 
-  constructor(executor: Executor, state: TransactionState = {}) {
+  constructor(executor: Executor, state: TransactionState = {}, parent?: Scope) {
     this.executor = executor;
     this.state = state;
+    this.#parent = parent;
   }
 
   async execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
@@ -63,6 +66,11 @@ abstract class Scope implements Executor {
     this.#ended = true;
   }
 
+  /** Whether this scope, or any scope it was opened inside, has ended. */
+  get ended(): boolean {
+    return this.#ended || (this.#parent?.ended ?? false);
+  }
+
   protected set childOpen(open: boolean) {
     this.#openChild = open;
   }
@@ -73,13 +81,7 @@ abstract class Scope implements Executor {
 
   protected checkUsable(action: string): void {
     if (this.state.doomed !== undefined) throw this.state.doomed;
-    if (this.#ended) {
-      throw new RunledgerError(
-        "transaction_closed",
-        `cannot ${action}: this transaction's callback has already ended; ` +
-          "do all work inside the callback and await it before returning",
-      );
-    }
+    if (this.ended) throw closed(action);
     if (this.#openChild) {
       throw new RunledgerError(
         "savepoint_overlap",
@@ -94,8 +96,13 @@ abstract class Scope implements Executor {
 export class WriteScope extends Scope {
   readonly #savepoints: Savepoints;
 
-  constructor(executor: Executor, savepoints: Savepoints, state: TransactionState = {}) {
-    super(executor, state);
+  constructor(
+    executor: Executor,
+    savepoints: Savepoints,
+    state: TransactionState = {},
+    parent?: WriteScope,
+  ) {
+    super(executor, state, parent);
     this.#savepoints = savepoints;
   }
 
@@ -118,32 +125,32 @@ export class WriteScope extends Scope {
    * Runs `fn` inside a savepoint named by core. On success the savepoint is
    * released; on a throw it is rolled back and released, the error rethrown,
    * and this scope continues. If that cleanup itself fails the entry is
-   * poisoned.
+   * poisoned. A savepoint whose enclosing scope ended first (its callback
+   * was not awaited) was undone with that scope: it refuses further work and
+   * neither releases nor rolls back what no longer exists.
    */
   async savepoint<T>(fn: (tx: WriteScope) => Promise<T>): Promise<T> {
     this.checkUsable("open a savepoint");
     // Claimed before the first await, so a second savepoint beside it is refused.
     this.childOpen = true;
-    const name = this.#savepoints.next();
     try {
+      const name = this.#savepoints.next();
       await this.executor.execute(`SAVEPOINT ${name}`);
-    } catch (error) {
+      const child = new WriteScope(this.executor, this.#savepoints, this.state, this);
+      try {
+        const result = await fn(child);
+        if (child.hasEscapedWork) throw escaped("savepoint");
+        child.end();
+        if (this.ended) throw closed("release a savepoint");
+        await this.executor.execute(`RELEASE ${name}`);
+        return result;
+      } catch (error) {
+        child.end();
+        if (!this.ended) await this.#savepoints.rollBack(name, error);
+        throw error;
+      }
+    } finally {
       this.childOpen = false;
-      throw error;
-    }
-    const child = new WriteScope(this.executor, this.#savepoints, this.state);
-    try {
-      const result = await fn(child);
-      if (child.hasEscapedWork) throw escaped("savepoint");
-      child.end();
-      await this.executor.execute(`RELEASE ${name}`);
-      this.childOpen = false;
-      return result;
-    } catch (error) {
-      child.end();
-      await this.#savepoints.rollBack(name, error);
-      this.childOpen = false;
-      throw error;
     }
   }
 }
@@ -160,6 +167,14 @@ export class ReadScope extends Scope {
     }
     return error;
   }
+}
+
+function closed(action: string): RunledgerError {
+  return new RunledgerError(
+    "transaction_closed",
+    `cannot ${action}: this transaction's callback has already ended; ` +
+      "do all work inside the callback and await it before returning",
+  );
 }
 
 export function escaped(what: "transaction" | "savepoint"): RunledgerError {
