@@ -1,7 +1,15 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: { index: "src/index.ts" },
+  // The child scripts are entries of their own: the suite spawns them as
+  // separate Node processes from the built dist/ files.
+  entry: {
+    index: "src/index.ts",
+    "child/holder": "src/child/holder.ts",
+    "child/counter": "src/child/counter.ts",
+    "child/run-peer": "src/child/run-peer.ts",
+    "child/commit-log-peer": "src/child/commit-log-peer.ts",
+  },
   format: ["esm"],
   dts: true,
   sourcemap: true,

@@ -1,4 +1,4 @@
-import type { Client, Transaction } from "@libsql/client";
+import type { Client, ResultSet, Transaction } from "@libsql/client";
 import type {
   BeginMode,
   ConnectionSettings,
@@ -20,41 +20,59 @@ import { fromResultSet, toDriverParams } from "./values.js";
  *   per-entry queue, `foreign_keys` and `synchronous` set here stay set.
  * - Two write transactions on one client would block the event loop in
  *   SQLite's busy handler: core's queue serializes them before they get here.
+ * - A local statement that fails with SQLITE_BUSY is left active (not reset)
+ *   until it is garbage-collected. While it is, SQLite counts a write in
+ *   progress on that connection: every later COMMIT fails ("SQL statements in
+ *   progress") and autocommit writes stay uncommitted, then roll back. So after
+ *   a busy failure the connection is replaced (`renew`) and its settings
+ *   applied again before anything else runs on it.
+ * - A local write reports lastInsertRowid through a double: beyond 2^53 it is
+ *   read again exactly with `last_insert_rowid()`.
  */
 export class LibsqlConnection implements DriverConnection {
   readonly #client: Client;
   readonly #remote: boolean;
+  readonly #readOnly: boolean;
+  #synchronous: ConnectionSettings["synchronous"];
+  /** The client's transaction most recently begun, ended on close if still open. */
+  #lastTransaction: Transaction | undefined;
   #closed = false;
 
-  constructor(client: Client, remote: boolean) {
+  constructor(client: Client, options: { remote: boolean; readOnly: boolean }) {
     this.#client = client;
-    this.#remote = remote;
+    this.#remote = options.remote;
+    this.#readOnly = options.readOnly;
+  }
+
+  /** Applies what every connection of this adapter must have; the driver calls it once after opening. */
+  async setUp(): Promise<void> {
+    const pragmas = ["PRAGMA foreign_keys = ON"];
+    if (this.#readOnly) pragmas.push("PRAGMA query_only = ON");
+    if (this.#synchronous !== undefined) pragmas.push(`PRAGMA synchronous = ${this.#synchronous}`);
+    try {
+      for (const sql of pragmas) await this.#client.execute(sql);
+    } catch (error) {
+      throw translate(error, "cannot set up the connection");
+    }
   }
 
   async execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
-    try {
-      return toQueryResult(await this.#client.execute({ sql, args: toDriverParams(params) }));
-    } catch (error) {
-      throw translate(error, "statement failed");
-    }
+    const result = await this.#attempt("statement failed", () =>
+      this.#client.execute({ sql, args: toDriverParams(params) }),
+    );
+    return toQueryResult(result, this.#remote ? undefined : this);
   }
 
   async executeScript(sql: string): Promise<void> {
-    try {
-      await this.#client.executeMultiple(sql);
-    } catch (error) {
-      throw translate(error, "script failed");
-    }
+    await this.#attempt("script failed", () => this.#client.executeMultiple(sql));
   }
 
   async begin(mode: BeginMode): Promise<DriverTransaction> {
-    try {
-      return new LibsqlTransaction(
-        await this.#client.transaction(mode === "immediate" ? "write" : "deferred"),
-      );
-    } catch (error) {
-      throw translate(error, "begin failed");
-    }
+    const transaction = await this.#attempt("begin failed", () =>
+      this.#client.transaction(mode === "immediate" ? "write" : "deferred"),
+    );
+    this.#lastTransaction = transaction;
+    return new LibsqlTransaction(transaction, this.#remote, () => this.renew());
   }
 
   async configure(settings: ConnectionSettings): Promise<void> {
@@ -73,66 +91,156 @@ export class LibsqlConnection implements DriverConnection {
     }
     if (settings.synchronous !== undefined) {
       await this.execute(`PRAGMA synchronous = ${settings.synchronous}`);
+      this.#synchronous = settings.synchronous;
     }
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    // libSQL frees a closed handle only once its statements are garbage-
+    // collected; until then a transaction left open (its rollback failed)
+    // would keep its locks on the file. Roll it back first; a no-op otherwise.
+    try {
+      this.#lastTransaction?.close();
+    } catch {
+      // the client closes the connection regardless
+    }
     this.#client.close();
+  }
+
+  /**
+   * Replaces the pooled connection after a busy failure left a statement
+   * active on it (see the class comment). Only called while no transaction
+   * holds the connection. If the fresh connection cannot be set up, this
+   * connection closes: later calls fail with connection_closed rather than
+   * run without foreign keys or read-only protection.
+   */
+  async renew(): Promise<void> {
+    if (this.#remote || this.#closed) return;
+    try {
+      await this.#client.reconnect();
+      await this.setUp();
+    } catch {
+      await this.close();
+    }
+  }
+
+  async #attempt<T>(doing: string, action: () => Promise<T>): Promise<T> {
+    try {
+      return await action();
+    } catch (error) {
+      const translated = translate(error, doing);
+      if (leavesStatementActive(translated)) await this.renew();
+      throw translated;
+    }
   }
 }
 
 class LibsqlTransaction implements DriverTransaction {
   readonly #transaction: Transaction;
+  readonly #remote: boolean;
+  readonly #renew: () => Promise<void>;
+  /** Set by our own commit or rollback; SQLite ending the transaction by itself does not set it. */
+  #finished = false;
+  /** A statement failed busy inside: renew the connection once the transaction lets go of it. */
+  #renewAfter = false;
 
-  constructor(transaction: Transaction) {
+  constructor(transaction: Transaction, remote: boolean, renew: () => Promise<void>) {
     this.#transaction = transaction;
+    this.#remote = remote;
+    this.#renew = renew;
   }
 
   async execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
-    try {
-      return toQueryResult(await this.#transaction.execute({ sql, args: toDriverParams(params) }));
-    } catch (error) {
-      throw translate(error, "statement failed");
-    }
+    this.#checkOpen();
+    const result = await this.#attempt("statement failed", () =>
+      this.#transaction.execute({ sql, args: toDriverParams(params) }),
+    );
+    return toQueryResult(result, this.#remote ? undefined : this);
   }
 
   async executeScript(sql: string): Promise<void> {
-    try {
-      await this.#transaction.executeMultiple(sql);
-    } catch (error) {
-      throw translate(error, "script failed");
-    }
+    this.#checkOpen();
+    await this.#attempt("script failed", () => this.#transaction.executeMultiple(sql));
   }
 
   async commit(): Promise<void> {
+    this.#checkOpen();
     try {
-      await this.#transaction.commit();
-    } catch (error) {
-      throw translate(error, "commit failed");
+      await this.#attempt("commit failed", () => this.#transaction.commit());
+      this.#finished = true;
+    } finally {
+      // The client gives the connection back on commit, failed or not.
+      await this.#settled();
     }
   }
 
   async rollback(): Promise<void> {
-    // SQLite rolls back by itself after some failures; the client then reports closed.
-    if (this.#transaction.closed) {
-      this.#transaction.close();
-      return;
-    }
+    this.#checkOpen();
+    this.#finished = true;
     try {
-      await this.#transaction.rollback();
+      // SQLite rolls back by itself after some failures; the client then reports closed.
+      if (this.#transaction.closed) {
+        this.#transaction.close();
+        return;
+      }
+      await this.#attempt("rollback failed", () => this.#transaction.rollback());
+    } finally {
+      await this.#settled();
+    }
+  }
+
+  async #settled(): Promise<void> {
+    if (!this.#renewAfter) return;
+    this.#renewAfter = false;
+    await this.#renew();
+  }
+
+  async #attempt<T>(doing: string, action: () => Promise<T>): Promise<T> {
+    try {
+      return await action();
     } catch (error) {
-      throw translate(error, "rollback failed");
+      const translated = translate(error, doing);
+      if (leavesStatementActive(translated)) this.#renewAfter = true;
+      throw translated;
+    }
+  }
+
+  #checkOpen(): void {
+    if (this.#finished) {
+      throw new RunledgerError(
+        "transaction_closed",
+        "this transaction has already committed or rolled back; start a new one",
+      );
     }
   }
 }
 
-function toQueryResult(result: import("@libsql/client").ResultSet): QueryResult {
-  return {
-    rows: fromResultSet(result),
-    changes: result.rowsAffected,
-    lastInsertRowid:
-      result.lastInsertRowid === undefined ? undefined : normalizeInteger(result.lastInsertRowid),
-  };
+/** Failures after which the local client leaves the failed statement active. */
+function leavesStatementActive(error: RunledgerError): boolean {
+  return error.sqlitePrimaryCode === "SQLITE_BUSY" || error.sqlitePrimaryCode === "SQLITE_LOCKED";
+}
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * The port's result. `exact` is where a local write's rowid can be read again
+ * when the client's double could not carry it (beyond ±2^53).
+ */
+async function toQueryResult(
+  result: ResultSet,
+  exact: { execute(sql: string): Promise<QueryResult> } | undefined,
+): Promise<QueryResult> {
+  let lastInsertRowid =
+    result.lastInsertRowid === undefined ? undefined : normalizeInteger(result.lastInsertRowid);
+  if (
+    exact !== undefined &&
+    typeof lastInsertRowid === "bigint" &&
+    (lastInsertRowid > MAX_SAFE || lastInsertRowid < -MAX_SAFE)
+  ) {
+    const { rows } = await exact.execute("SELECT last_insert_rowid() AS id");
+    lastInsertRowid = rows[0]?.id as number | bigint;
+  }
+  return { rows: fromResultSet(result), changes: result.rowsAffected, lastInsertRowid };
 }

@@ -61,10 +61,12 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
       } catch (error) {
         throw translate(error, `cannot open ${location}`);
       }
-      const connection = new LibsqlConnection(client, parsed.kind === "remote");
+      const connection = new LibsqlConnection(client, {
+        remote: parsed.kind === "remote",
+        readOnly: open.readOnly,
+      });
       try {
-        await connection.execute("PRAGMA foreign_keys = ON");
-        if (open.readOnly) await connection.execute("PRAGMA query_only = ON");
+        await connection.setUp();
       } catch (error) {
         await connection.close();
         throw translate(error, `cannot prepare ${location}`);

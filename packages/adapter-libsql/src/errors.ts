@@ -4,6 +4,8 @@ import { fromSqliteFailure, RunledgerError } from "@runledger/core/port";
 const CLIENT_CODES: Record<string, string> = {
   CLIENT_CLOSED: "connection_closed",
   TRANSACTION_CLOSED: "transaction_closed",
+  // A begin while this connection's transaction is open: the same code adapter-node gives.
+  TRANSACTION_ACTIVE: "transaction_active",
   URL_INVALID: "invalid_location",
   URL_SCHEME_NOT_SUPPORTED: "invalid_location",
   URL_PARAM_NOT_SUPPORTED: "invalid_location",

@@ -47,6 +47,9 @@ export function nodeDriver(options: NodeDriverOptions = {}): Driver {
       try {
         db.defaultSafeIntegers(true);
         db.pragma("foreign_keys = ON");
+        // A read-only handle still lets BEGIN IMMEDIATE through; query_only refuses it with
+        // SQLITE_READONLY, as adapter-libsql does, so no write transaction starts on it.
+        if (open.readOnly) db.pragma("query_only = ON");
       } catch (error) {
         db.close();
         throw translate(error, `cannot prepare ${location}`);

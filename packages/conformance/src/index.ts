@@ -1,1 +1,68 @@
-export {};
+/**
+ * @runledger/conformance — the suite every adapter runs (spec §10). An
+ * adapter's test file calls `describeConformance` once with a factory for its
+ * driver; the suite registers vitest tests for every family the subject's
+ * capabilities allow.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe } from "vitest";
+import { describeBadFiles } from "./families/bad-files.js";
+import { describeCommitLog } from "./families/commit-log.js";
+import { describeConnection } from "./families/connection.js";
+import { describeCrossAdapter } from "./families/cross-adapter.js";
+import { describeCrossProcess } from "./families/cross-process.js";
+import { describeErrors } from "./families/errors.js";
+import { describeIdentity } from "./families/identity.js";
+import { describeReadModel } from "./families/read-model.js";
+import { describeRunJournal } from "./families/run-journal.js";
+import { describeRunSchema } from "./families/run-schema.js";
+import { describeSessions } from "./families/sessions.js";
+import { describeSettings } from "./families/settings.js";
+import { describeTransactions } from "./families/transactions.js";
+import { describeValues } from "./families/values.js";
+import { describeWorkspace } from "./families/workspace.js";
+import { createFixtures } from "./fixtures.js";
+import type { ConformanceSubject } from "./subject.js";
+
+export type {
+  ConformanceCapabilities,
+  ConformanceChild,
+  ConformancePeer,
+  ConformanceSubject,
+} from "./subject.js";
+
+/** Registers the conformance suite for one adapter. Call it at the top level of a test file. */
+export function describeConformance(subject: ConformanceSubject): void {
+  describe(`runledger conformance: ${subject.name}`, () => {
+    const fixtures = createFixtures(subject);
+    describeValues(fixtures);
+    describeErrors(fixtures);
+    describeSessions(fixtures);
+    describeSettings(fixtures);
+    describeIdentity(fixtures);
+    describeConnection(fixtures);
+    describeTransactions(fixtures);
+    describeCrossProcess(fixtures);
+    describeWorkspace(fixtures);
+    describeRunSchema(fixtures);
+    describeBadFiles(fixtures);
+    describeRunJournal(fixtures);
+    describeCrossAdapter(fixtures);
+    describeCommitLog(fixtures);
+    describeReadModel(fixtures);
+  });
+}
+
+/**
+ * A `location` factory for file-backed subjects: fresh file paths in one new
+ * temporary directory, removed when the test file finishes. Call it at the
+ * top level of a test file (it registers an afterAll hook).
+ */
+export function temporaryFiles(prefix = "runledger-conformance-"): () => string {
+  const directory = mkdtempSync(join(tmpdir(), prefix));
+  afterAll(() => rmSync(directory, { recursive: true, force: true }));
+  let next = 0;
+  return () => join(directory, `db-${++next}.sqlite`);
+}

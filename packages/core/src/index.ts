@@ -62,3 +62,96 @@ export {
   WorkspaceReader,
   WorkspaceWriter,
 } from "./workspace/workspace.js";
+
+// Typed changes, the commit log and the read model (spec §8).
+
+export { changeBatches, MAX_COMMIT_OPS, splitIntoBatches } from "./changes/batches.js";
+export {
+  type ConfigTarget,
+  checkChange,
+  type DefinitionTarget,
+  type ModelTarget,
+  type RunTarget,
+  renameDefinition,
+  type TargetOf,
+  type TypedChange,
+  typedChange,
+} from "./changes/change.js";
+export {
+  type AutoDefinitionIntent,
+  CONFIG_KINDS,
+  type ConfigIntent,
+  type ConfigKind,
+  INTENTS,
+  type Intent,
+  type IntentHome,
+  intentHome,
+  isIntent,
+  isRunIntent,
+  type ModelIntent,
+  type RunIntent,
+} from "./changes/intents.js";
+export type { InvalidChangeReason } from "./changes/invalid.js";
+export {
+  type ChangeOp,
+  type Expectation,
+  MAX_KEY_LENGTH,
+  type PutOp,
+  put,
+  type TombstoneOp,
+  tombstone,
+} from "./changes/ops.js";
+export {
+  configPartition,
+  definitionPartition,
+  isRunPartition,
+  MAX_COMPONENT_LENGTH,
+  type PartitionOf,
+  parsePartition,
+  partitionName,
+  runPartition,
+} from "./changes/partitions.js";
+export type { DatabaseAccess, LogContext } from "./commitlog/context.js";
+export { type BeginOptions, CommitLog } from "./commitlog/log.js";
+export {
+  type CatalogRow,
+  type CatchUpOptions,
+  type CatchUpResult,
+  ReadModel,
+  ReadModelReader,
+} from "./commitlog/read-model.js";
+export {
+  READ_MODEL_APPLICATION_ID,
+  READ_MODEL_SCHEMA_V1,
+  READ_MODEL_SCHEMA_V1_DIGEST,
+  READ_MODEL_SCHEMA_VERSION,
+} from "./commitlog/read-model-schema-v1.js";
+export { LogReader } from "./commitlog/reader.js";
+export {
+  COMMIT_LOG_APPLICATION_ID,
+  COMMIT_LOG_SCHEMA_V1,
+  COMMIT_LOG_SCHEMA_V1_DIGEST,
+  COMMIT_LOG_SCHEMA_VERSION,
+} from "./commitlog/schema-v1.js";
+export type {
+  ChunkCheck,
+  CommitResult,
+  CommittedPartition,
+  ContentSource,
+  ExpectationFailure,
+  LiveKey,
+  LogCommit,
+  LogOp,
+  PendingUnit,
+  RefusalReason,
+  RefusedPartition,
+  StagedOp,
+} from "./commitlog/types.js";
+export { CommitUnit, type UnitOptions, type UnitState } from "./commitlog/unit.js";
+export {
+  CommitLogStore,
+  type CommitLogStoreOptions,
+  ReadModelStore,
+  type ReadModelStoreOptions,
+  type StoreOpenOptions,
+} from "./stores/commit-log-store.js";

@@ -14,10 +14,3 @@ type TimerHandle = { readonly __timer?: never } | number;
 declare function setTimeout(callback: () => void, ms?: number): TimerHandle;
 declare function clearTimeout(handle: TimerHandle | undefined): void;
 declare const crypto: { randomUUID(): string; getRandomValues<T extends Uint8Array>(array: T): T };
-/** The part of a web ReadableStream that core reads content from. */
-interface ReadableStreamLike<T> {
-  getReader(): {
-    read(): Promise<{ done: boolean; value?: T }>;
-    releaseLock(): void;
-  };
-}

@@ -34,7 +34,7 @@ function codesUsedIn(files: string[]): Set<string> {
 describe("docs stay true to the code", () => {
   it("every error code raised in core and the adapters is listed in docs/errors.md", () => {
     const listed = new Set(
-      [...read("docs/errors.md").matchAll(/^\| `([a-z_]+)` \|/gm)].map((m) => m[1]!),
+      [...read("docs/errors.md").matchAll(/^\| `([a-z_]+)`\s*\|/gm)].map((m) => m[1]!),
     );
     const files = ["packages/core/src", "packages/adapter-node/src", "packages/adapter-libsql/src"]
       .map((dir) => join(repo, dir))

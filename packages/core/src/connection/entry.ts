@@ -15,7 +15,7 @@ export class Entry {
   readonly queue = new TurnQueue();
   state: EntryState = "opening";
   leases = 0;
-  idleTimer: TimerHandle | undefined;
+  idleTimer: ReturnType<typeof setTimeout> | undefined;
   #poison: RunledgerError | undefined;
   #savepointCounter = 0;
 

@@ -9,6 +9,14 @@ import { RunledgerError } from "../port/errors.js";
 import { createSha256, sha256, utf8 } from "../port/hash.js";
 import { CHUNK_SIZE } from "../run/schema-v1.js";
 
+/** The part of a web ReadableStream that content is read from. */
+export interface ReadableStreamLike<T> {
+  getReader(): {
+    read(): Promise<{ done: boolean; value?: T }>;
+    releaseLock(): void;
+  };
+}
+
 /** What a workspace file's content may be given as. */
 export type Content =
   | Uint8Array

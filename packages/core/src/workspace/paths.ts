@@ -6,7 +6,9 @@
  * - at most 1024 UTF-8 bytes in all, 255 in one segment, 64 segments deep;
  * - case-sensitive, and already in Unicode NFC: a path whose NFC form
  *   differs is refused rather than silently changed, so one visible name can
- *   never stand for two files.
+ *   never stand for two files;
+ * - well-formed Unicode: a lone UTF-16 surrogate has no UTF-8 form, so it
+ *   could be neither stored nor hashed as given.
  * A refused path fails with `invalid_path`, naming the path and the rule.
  */
 import { RunledgerError } from "../port/errors.js";
@@ -18,12 +20,15 @@ export const MAX_DEPTH = 64;
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
 const FORBIDDEN = /[\u0000-\u001f\u007f\\]/;
+/** With the u flag, a surrogate pair reads as one code point: only a lone half matches. */
+const LONE_SURROGATE = /\p{Cs}/u;
 
 /** Returns the path's segments, or throws `invalid_path`. */
 export function parsePath(path: unknown): string[] {
   if (typeof path !== "string") refuse(path, "a path is a string");
   if (path === "") refuse(path, "a path is not empty");
   if (FORBIDDEN.test(path)) refuse(path, "no control character, NUL or backslash");
+  if (LONE_SURROGATE.test(path)) refuse(path, "well-formed Unicode (no lone surrogate)");
   if (path.normalize("NFC") !== path) refuse(path, "a path is in Unicode NFC");
   if (utf8(path).length > MAX_PATH_BYTES) refuse(path, `at most ${MAX_PATH_BYTES} UTF-8 bytes`);
   const segments = path.split("/");

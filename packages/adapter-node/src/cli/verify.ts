@@ -1,0 +1,39 @@
+import { EXIT_FAILED, EXIT_OK, type Output, report, write } from "./output.js";
+import { progress } from "./progress.js";
+import { withRun } from "./store.js";
+
+/** The deep check; exit 1 when it finds problems. */
+export async function verify(file: string, output: Output): Promise<number> {
+  const bar = progress("verify");
+  let result: Awaited<ReturnType<typeof run>>;
+  try {
+    result = await run(file, bar.update);
+  } finally {
+    bar.stop();
+  }
+  const { ok, problems, counts } = result;
+  const failure = ok
+    ? {}
+    : {
+        error: {
+          code: "verify_failed",
+          message: `${problems.length} problem(s) found in ${file}`,
+        },
+      };
+  await report(output, { file, ok, problems, counts, ...failure }, () => [
+    `${ok ? "ok" : "FAILED"}: ${file}: ${counts.events} events, ${counts.blobs} blobs, ${counts.trees} trees, ${counts.roots} roots`,
+    ...problems.map((problem) => `  ${problem}`),
+  ]);
+  if (ok) return EXIT_OK;
+  if (!output.json) {
+    await write(
+      process.stderr,
+      `runledger: verify_failed: ${problems.length} problem(s) found in ${file}\n`,
+    );
+  }
+  return EXIT_FAILED;
+}
+
+function run(file: string, onProgress: (phase: string, done: number, total: number) => void) {
+  return withRun(file, (lease) => lease.verify({ progress: onProgress }));
+}

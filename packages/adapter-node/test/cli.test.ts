@@ -1,0 +1,406 @@
+/**
+ * The `runledger` CLI, run as users run it: `node bin/runledger.js …` in a
+ * child process against temporary files. Golden outputs live in test/golden/;
+ * after an intended change, regenerate them with UPDATE_GOLDEN=1.
+ */
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import {
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { nodeDriver } from "@runledger/adapter-node";
+import { APPLICATION_ID, RunStore, SCHEMA_V1_DIGEST } from "@runledger/core";
+import Database from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const packageDir = fileURLToPath(new URL("..", import.meta.url));
+const bin = join(packageDir, "bin", "runledger.js");
+const golden = (name: string) => join(packageDir, "test", "golden", name);
+/** Each case starts several node processes; allow for a loaded machine. */
+const SLOW = { timeout: 240_000 };
+const DETERMINISTIC = { RUNLEDGER_DEMO_CLOCK: "fixed", RUNLEDGER_DEMO_IDS: "sequential" };
+
+interface Result {
+  readonly code: number | null;
+  readonly stdout: Buffer;
+  readonly text: string;
+  readonly stderr: string;
+}
+
+function runledger(args: string[], env: Record<string, string> = {}): Result {
+  const clean = { ...process.env };
+  delete clean.RUNLEDGER_DEMO_CLOCK;
+  delete clean.RUNLEDGER_DEMO_IDS;
+  const result = spawnSync(process.execPath, [bin, ...args], {
+    env: { ...clean, ...env },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return {
+    code: result.status,
+    stdout: result.stdout,
+    text: result.stdout.toString("utf8"),
+    stderr: result.stderr.toString("utf8"),
+  };
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: parsed CLI output, checked field by field below
+function json(result: Result): Record<string, any> {
+  return JSON.parse(result.text);
+}
+
+/** Compares with a golden file, or rewrites it under UPDATE_GOLDEN=1. */
+function matchGolden(name: string, actual: string): void {
+  if (process.env.UPDATE_GOLDEN === "1") writeFileSync(golden(name), actual);
+  expect(actual).toBe(readFileSync(golden(name), "utf8"));
+}
+
+const sha256 = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
+const sidecars = (path: string) =>
+  ["-wal", "-shm", "-journal"].map((suffix) => `${path}${suffix}`).filter((p) => existsSync(p));
+
+let dir: string;
+let demoDir: string;
+let demoFile: string;
+let demoRun: Result;
+/** Replaces this run's temporary paths so outputs compare across machines. */
+const normalize = (text: string) => text.replaceAll(demoDir, "<DIR>");
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), "runledger-cli-"));
+  demoDir = join(dir, "demo");
+  demoFile = join(demoDir, "demo.db");
+  demoRun = runledger(["demo", demoDir, "--json"], DETERMINISTIC);
+}, SLOW.timeout);
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("demo", SLOW, () => {
+  it("runs the sample workflow and prints the summary as JSON (golden)", () => {
+    expect(demoRun.stderr).toBe("");
+    expect(demoRun.code).toBe(0);
+    matchGolden("demo.golden.json", normalize(demoRun.text));
+    const summary = json(demoRun);
+    expect(summary.file).toBe(demoFile);
+    expect(summary.steps).toBeGreaterThanOrEqual(20);
+    expect(summary.verify.ok).toBe(true);
+    expect(summary.run.status).toBe("completed");
+    expect(summary.run.stopReason).toEqual({ event: summary.events });
+  });
+
+  it("prints the same run in plain text (golden), and the run file is byte-identical", () => {
+    const other = join(dir, "demo-plain");
+    const plain = runledger(["demo", other], DETERMINISTIC);
+    expect(plain.code).toBe(0);
+    matchGolden("demo.golden.txt", plain.text.replaceAll(other, "<DIR>"));
+    expect(sha256(join(other, "demo.db"))).toBe(sha256(demoFile));
+  });
+
+  it("uses a new temporary directory by default and random ids without the env switches", () => {
+    const result = runledger(["demo", "--json"]);
+    expect(result.code).toBe(0);
+    const summary = json(result);
+    expect(summary.dir.startsWith(join(tmpdir(), "runledger-demo-"))).toBe(true);
+    expect(summary.run.runId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(summary.currentRoot).toBe(json(demoRun).currentRoot);
+    rmSync(summary.dir, { recursive: true, force: true });
+  });
+
+  it("refuses a directory that already holds a demo run, leaving it untouched", () => {
+    const before = sha256(demoFile);
+    const result = runledger(["demo", demoDir]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^runledger: invalid_argument: .*already exists/);
+    expect(sha256(demoFile)).toBe(before);
+  });
+});
+
+describe("inspect, log, ls, cat", SLOW, () => {
+  it("inspect reports recognition, header, digest, run row, counts and current root", () => {
+    const before = sha256(demoFile);
+    const result = runledger(["inspect", demoFile, "--json"]);
+    expect(result.code).toBe(0);
+    const report = json(result);
+    expect(report.bytes).toBe(readFileSync(demoFile).length);
+    delete report.bytes;
+    matchGolden("inspect.golden.json", `${normalize(JSON.stringify(report, null, 2))}\n`);
+    expect(report).toMatchObject({
+      recognition: "recognized",
+      applicationId: APPLICATION_ID,
+      userVersion: 1,
+      schemaDigest: SCHEMA_V1_DIGEST,
+      schemaDigestMatches: true,
+      currentRoot: json(demoRun).currentRoot,
+    });
+    expect(report.counts.events).toBe(json(demoRun).events);
+    // Inspecting a run never changes it.
+    expect(sha256(demoFile)).toBe(before);
+    expect(sidecars(demoFile)).toEqual([]);
+    const plain = runledger(["inspect", demoFile]);
+    expect(plain.code).toBe(0);
+    expect(plain.text).toContain(`schema digest   ${SCHEMA_V1_DIGEST} (matches SCHEMA_V1_DIGEST)`);
+    expect(plain.text).toContain('application_id  0x524C4447 ("RLDG")');
+  });
+
+  it("log lists events, with --after and --limit (golden)", () => {
+    const all = runledger(["log", demoFile, "--json"]);
+    expect(all.code).toBe(0);
+    expect(json(all).events.map((e: { sequence: number }) => e.sequence)).toEqual(
+      Array.from({ length: json(demoRun).events }, (_, i) => i + 1),
+    );
+    const page = runledger(["log", demoFile, "--after", "30", "--limit", "3", "--json"]);
+    matchGolden("log.golden.json", normalize(page.text));
+    expect(json(page).events.map((e: { sequence: number }) => e.sequence)).toEqual([31, 32, 33]);
+    const plain = runledger(["log", demoFile, "--after", "37"]);
+    expect(plain.text.trimEnd().split("\n")).toHaveLength(2);
+    expect(runledger(["log", demoFile, "--after", "99", "--json"]).text).toBe(
+      `{\n  "file": ${JSON.stringify(demoFile)},\n  "events": []\n}\n`,
+    );
+  });
+
+  it("ls lists a directory at the current root or another (golden)", () => {
+    const top = runledger(["ls", demoFile, "--json"]);
+    expect(top.code).toBe(0);
+    matchGolden("ls.golden.json", normalize(top.text));
+    const analysis = runledger(["ls", demoFile, "analysis"]);
+    expect(analysis.text.trimEnd().split("\n")).toHaveLength(12);
+    // At the root event 2 recorded, only the plan and the first input exist.
+    const second = json(runledger(["log", demoFile, "--after", "1", "--limit", "1", "--json"]))
+      .events[0];
+    const early = json(runledger(["ls", demoFile, "--root", second.rootId, "--json"]));
+    expect(early.entries.map((e: { path: string }) => e.path)).toEqual(["inputs", "plan.json"]);
+    const missing = runledger(["ls", demoFile, "nope"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/^runledger: path_not_found: /);
+    const badRoot = runledger(["ls", demoFile, "--root", "00", "--json"]);
+    expect(badRoot.code).toBe(1);
+    expect(json(badRoot).error.code).toBe("invalid_argument");
+  });
+
+  it("cat streams raw bytes, and --json carries them in base64", async () => {
+    const file = join(dir, "big.db");
+    // Over four chunks, and not a multiple of 3, to cross every boundary.
+    const big = new Uint8Array(1024 * 1024 + 7).map((_, i) => (i * 31 + (i >> 10)) & 0xff);
+    const store = new RunStore({ driver: nodeDriver() });
+    const lease = await store.open(file, { create: { workflowId: "cat", runId: "cat-1" } });
+    await lease.transact((tx) =>
+      tx.workspace.apply({ put: { "data/big.bin": big, "a.txt": "hello\n" } }),
+    );
+    await lease.release();
+    await store.close();
+
+    const raw = runledger(["cat", file, "data/big.bin"]);
+    expect(raw.code).toBe(0);
+    expect(Buffer.compare(raw.stdout, Buffer.from(big))).toBe(0);
+    const encoded = json(runledger(["cat", file, "data/big.bin", "--json"]));
+    expect(encoded).toMatchObject({ path: "data/big.bin", size: big.length, encoding: "base64" });
+    expect(Buffer.compare(Buffer.from(encoded.content, "base64"), Buffer.from(big))).toBe(0);
+    expect(encoded.digest).toBe(createHash("sha256").update(big).digest("hex"));
+    expect(runledger(["cat", file, "a.txt"]).text).toBe("hello\n");
+
+    const report = runledger(["cat", demoFile, "report.md"]);
+    expect(report.text).toMatch(/^# Demo report\n/);
+    const directory = runledger(["cat", demoFile, "analysis"]);
+    expect(directory.code).toBe(1);
+    expect(directory.stdout.length).toBe(0);
+    expect(directory.stderr).toMatch(/^runledger: not_a_file: /);
+  });
+});
+
+describe("fork, gc, verify", SLOW, () => {
+  it("fork starts a new run at the root of a journal event", () => {
+    const target = join(dir, "fork.db");
+    const result = runledger(["fork", demoFile, "20", target, "--run-id", "fork-1", "--json"]);
+    expect(result.code).toBe(0);
+    const fork = json(result);
+    const event20 = json(runledger(["log", demoFile, "--after", "19", "--limit", "1", "--json"]))
+      .events[0];
+    expect(fork).toMatchObject({
+      workflowId: "demo-pipeline",
+      runId: "fork-1",
+      from: { sequence: 20, rootId: event20.rootId },
+      rootId: event20.rootId,
+      sequence: 1,
+    });
+    const forked = json(runledger(["ls", target, "inputs", "--json"])).entries;
+    const source = json(runledger(["ls", demoFile, "inputs", "--root", event20.rootId, "--json"]));
+    expect(forked).toEqual(source.entries);
+    expect(json(runledger(["log", target, "--json"])).events[0].record.kind).toBe("fork");
+    expect(runledger(["verify", target]).code).toBe(0);
+  });
+
+  it("fork refuses a sequence the source does not hold, creating nothing", () => {
+    const target = join(dir, "never.db");
+    const result = runledger(["fork", demoFile, "999", target]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^runledger: invalid_argument: .*no journal event 999/);
+    expect(existsSync(target)).toBe(false);
+    expect(runledger(["fork", demoFile, "0", target]).code).toBe(2);
+  });
+
+  it("gc prunes history and collects what nothing retains; verify stays clean", () => {
+    const file = join(dir, "gc.db");
+    copyFileSync(demoFile, file);
+    const first = runledger(["gc", file, "--prune-before", "30", "--json"]);
+    expect(first.code).toBe(0);
+    const report = json(first);
+    expect(report.pruned).toBe(29);
+    expect(report.collected.roots).toBeGreaterThan(0);
+    expect(report.remaining).toMatchObject({ events: 10, firstSequence: 30, lastSequence: 39 });
+    expect(runledger(["verify", file]).code).toBe(0);
+    const again = json(runledger(["gc", file, "--json"]));
+    expect(again.collected).toEqual({ roots: 0, trees: 0, blobs: 0, chunks: 0 });
+    const refused = runledger(["gc", file, "--prune-before", "45"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^runledger: invalid_argument: /);
+  });
+
+  it("verify exits 0 on a clean run and 1 with the problems on a damaged one", () => {
+    const clean = runledger(["verify", demoFile, "--json"]);
+    expect(clean.code).toBe(0);
+    expect(json(clean)).toMatchObject({ ok: true, problems: [] });
+    const file = join(dir, "damaged.db");
+    copyFileSync(demoFile, file);
+    const db = new Database(file);
+    db.prepare("UPDATE workspace_chunk SET data = x'00' WHERE rowid = 1").run();
+    db.close();
+    const damaged = runledger(["verify", file, "--json"]);
+    expect(damaged.code).toBe(1);
+    const report = json(damaged);
+    expect(report.ok).toBe(false);
+    expect(report.problems.length).toBeGreaterThan(0);
+    expect(report.error.code).toBe("verify_failed");
+    const plain = runledger(["verify", file]);
+    expect(plain.code).toBe(1);
+    expect(plain.text).toMatch(/^FAILED: /);
+    expect(plain.stderr).toMatch(/^runledger: verify_failed: /);
+  });
+});
+
+describe("refused files stay untouched", SLOW, () => {
+  const cases: [string, (path: string) => void, string][] = [
+    [
+      "random bytes",
+      (p) =>
+        writeFileSync(
+          p,
+          Buffer.from(Array.from({ length: 8192 }, (_, i) => (i * 7919 + 13) & 0xff)),
+        ),
+      "not_a_database",
+    ],
+    ["an empty file", (p) => writeFileSync(p, ""), "not_found"],
+    [
+      "another program's database",
+      (p) => {
+        const db = new Database(p);
+        db.exec("CREATE TABLE notes (body TEXT)");
+        db.close();
+      },
+      "foreign_database",
+    ],
+    [
+      "a creation that never finished",
+      (p) => {
+        const db = new Database(p);
+        db.pragma(`application_id = ${APPLICATION_ID}`);
+        db.exec("CREATE TABLE run (x)");
+        db.close();
+      },
+      "partial_initialization",
+    ],
+  ];
+  const commands = (file: string): string[][] => [
+    ["inspect", file],
+    ["verify", file],
+    ["log", file],
+    ["ls", file],
+    ["cat", file, "report.md"],
+    ["gc", file, "--prune-before", "1"],
+    ["fork", file, "1", join(dir, "fork-of-refused.db")],
+  ];
+
+  for (const [what, make, code] of cases) {
+    // Every command on the first case; on the others, a reading and a writing one.
+    const all = code === "not_a_database";
+    it(`${what}: ${all ? "every command exits" : "inspect and gc exit"} 1 with ${code}; the file is byte-identical`, () => {
+      const file = join(dir, `refused-${code}.db`);
+      make(file);
+      const before = sha256(file);
+      const chosen = all
+        ? commands(file)
+        : commands(file).filter(([c]) => c === "inspect" || c === "gc");
+      for (const args of chosen) {
+        const plain = runledger(args);
+        expect(plain.code, args.join(" ")).toBe(1);
+        expect(plain.stderr).toMatch(new RegExp(`^runledger: ${code}: `));
+      }
+      for (const args of chosen.slice(0, 1)) {
+        const asJson = runledger([...args, "--json"]);
+        expect(asJson.code).toBe(1);
+        expect(json(asJson).error.code).toBe(code);
+      }
+      expect(sha256(file)).toBe(before);
+      expect(sidecars(file)).toEqual([]);
+      expect(existsSync(join(dir, "fork-of-refused.db"))).toBe(false);
+    });
+  }
+
+  it("a missing file is not_found, and nothing is created", () => {
+    const file = join(dir, "missing.db");
+    const result = runledger(["inspect", file, "--json"]);
+    expect(result.code).toBe(1);
+    expect(json(result).error.code).toBe("not_found");
+    expect(readdirSync(dir).filter((name) => name.startsWith("missing"))).toEqual([]);
+  });
+});
+
+describe("command line", SLOW, () => {
+  it("a wrong command line exits 2 with code usage", () => {
+    const unknown = runledger(["frobnicate"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/^runledger: usage: unknown command 'frobnicate'/);
+    const badLimit = runledger(["log", demoFile, "--limit", "-1", "--json"]);
+    expect(badLimit.code).toBe(2);
+    expect(json(badLimit).error.code).toBe("usage");
+    expect(runledger(["inspect"]).code).toBe(2);
+  });
+
+  it("--help and --version exit 0", () => {
+    const help = runledger(["--help"]);
+    expect(help.code).toBe(0);
+    for (const name of ["demo", "inspect", "verify", "log", "ls", "cat", "fork", "gc"]) {
+      expect(help.text).toContain(`  ${name} `);
+    }
+    const version = runledger(["--version"]);
+    expect(version.code).toBe(0);
+    const manifest = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8"));
+    expect(version.text.trim()).toBe(manifest.version);
+  });
+});
+
+describe("README", SLOW, () => {
+  it("the library example runs as written", () => {
+    const readme = readFileSync(join(packageDir, "..", "..", "README.md"), "utf8");
+    const example = /```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(example).toBeDefined();
+    const file = join(dir, "readme.db");
+    const code = example!.replace('"./order-42.db"', JSON.stringify(file));
+    const result = spawnSync(process.execPath, ["--input-type=module", "-e", code], {
+      cwd: packageDir,
+      encoding: "utf8",
+    });
+    expect(result.stderr).toBe("");
+    expect(result.status).toBe(0);
+    expect(result.stdout).toBe("# Plan\n\n");
+    const report = json(runledger(["inspect", file, "--json"]));
+    expect(report.run).toMatchObject({ status: "completed", stopReason: { event: 3 } });
+  });
+});

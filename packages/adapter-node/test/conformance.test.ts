@@ -1,0 +1,14 @@
+import { nodeDriver } from "@runledger/adapter-node";
+import { describeConformance, temporaryFiles } from "@runledger/conformance";
+
+describeConformance({
+  name: "adapter-node",
+  driver: () => nodeDriver(),
+  location: temporaryFiles("runledger-node-"),
+  capabilities: { files: true },
+  child: { module: "@runledger/adapter-node", exportName: "nodeDriver" },
+  // The other adapter, run in a child process for the cross-adapter families.
+  peers: [
+    { name: "adapter-libsql", module: "@runledger/adapter-libsql", exportName: "libsqlDriver" },
+  ],
+});

@@ -1,0 +1,331 @@
+/**
+ * Journal and run family (spec §6, §7): appends get gap-free sequences across
+ * transactions, and an append that is rolled back leaves no gap; an
+ * idempotency key returns the first event instead of writing twice; range
+ * reads honour after/limit. The run stops in exactly three reason shapes;
+ * a reason naming no event is `invalid_stop_reason` at that statement only
+ * (the transaction goes on and commits), a malformed one is refused before
+ * anything is written, and SQLite itself refuses an incoherent row. `verify`
+ * passes a healthy file and reports one tampered with behind its back (a
+ * tree, a root, a chunk, the journal).
+ */
+import {
+  EMPTY_ROOT_ID,
+  type JournalEvent,
+  type RunLease,
+  type StopReason,
+  type StopStatus,
+} from "@runledger/core";
+import { describe, expect, it } from "vitest";
+import { type Fixtures, failureOf } from "../fixtures.js";
+import { CREATE, firstRow, openRun, raw, runStore } from "./run-fixtures.js";
+
+/** Ids e1, e2, … and a clock that ticks 1 ms per reading, so both are predictable. */
+function predictable() {
+  let ids = 0;
+  let now = 1_000;
+  return { newId: () => `e${++ids}`, clock: () => ++now };
+}
+
+async function journal(lease: RunLease): Promise<JournalEvent[]> {
+  return lease.read((r) => r.journal.list({ limit: 10_000 }));
+}
+
+export function describeRunJournal(fx: Fixtures): void {
+  describe("run journal", () => {
+    it("numbers events 1, 2, 3… without gaps across transactions, each with a unique id", async () => {
+      const lease = await openRun(fx, fx.location(), predictable());
+      const first = await lease.transact(async (tx) => [
+        await tx.journal.append({ n: 1 }),
+        await tx.journal.append({ n: 2 }),
+        await tx.journal.append({ n: 3 }),
+      ]);
+      const second = await lease.transact(async (tx) => [
+        await tx.journal.append({ n: 4 }),
+        await tx.journal.append({ n: 5, nested: { list: [1, "two", null, true] } }),
+      ]);
+      const appended = [...first, ...second];
+      expect(appended.map((a) => a.sequence)).toEqual([1, 2, 3, 4, 5]);
+      expect(appended.map((a) => a.eventId)).toEqual(["e1", "e2", "e3", "e4", "e5"]);
+      expect(new Set(appended.map((a) => a.rootId))).toEqual(new Set([EMPTY_ROOT_ID]));
+
+      const events = await journal(lease);
+      expect(events.map((e) => [e.sequence, e.eventId, e.key, e.rootId])).toEqual(
+        appended.map((a) => [a.sequence, a.eventId, null, EMPTY_ROOT_ID]),
+      );
+      expect(events[4]?.record).toEqual({ n: 5, nested: { list: [1, "two", null, true] } });
+      const times = events.map((e) => e.writtenAt);
+      expect(times).toEqual([...times].sort((a, b) => a - b));
+    });
+
+    it("leaves no gap where an append was rolled back, whole or by savepoint", async () => {
+      const lease = await openRun(fx, fx.location());
+      await lease.transact((tx) => tx.journal.append({ n: 1 }));
+      const boom = new Error("the caller changed its mind");
+      await expect(
+        lease.transact(async (tx) => {
+          await tx.journal.append({ n: "rolled back" });
+          throw boom;
+        }),
+      ).rejects.toBe(boom);
+      const sequences = await lease.transact(async (tx) => {
+        const kept = await tx.journal.append({ n: 2 });
+        await expect(
+          tx.savepoint(async (sp) => {
+            await sp.journal.append({ n: "undone by savepoint" });
+            throw boom;
+          }),
+        ).rejects.toBe(boom);
+        const next = await tx.journal.append({ n: 3 });
+        return [kept.sequence, next.sequence];
+      });
+      expect(sequences).toEqual([2, 3]);
+      expect((await journal(lease)).map((e) => [e.sequence, e.record.n])).toEqual([
+        [1, 1],
+        [2, 2],
+        [3, 3],
+      ]);
+    });
+
+    it("returns the first event for a repeated idempotency key and refuses a different record", async () => {
+      const lease = await openRun(fx, fx.location(), predictable());
+      const first = await lease.transact((tx) =>
+        tx.journal.append({ step: "charge", amount: 10 }, { key: "charge-1" }),
+      );
+      const again = await lease.transact((tx) =>
+        tx.journal.append({ step: "charge", amount: 10 }, { key: "charge-1" }),
+      );
+      expect(again).toEqual(first);
+
+      const outcome = await lease.transact(async (tx) => {
+        const error = await failureOf(() =>
+          tx.journal.append({ step: "charge", amount: 99 }, { key: "charge-1" }),
+        );
+        // Refused before any write: the transaction carries on.
+        const next = await tx.journal.append({ step: "after" }, { key: "after-1" });
+        return { error, next };
+      });
+      expect(outcome.error.code).toBe("idempotency_conflict");
+      expect(outcome.error.details?.sequence).toBe(1);
+      expect(outcome.next.sequence).toBe(2);
+
+      const events = await journal(lease);
+      expect(events.map((e) => [e.sequence, e.key, e.record])).toEqual([
+        [1, "charge-1", { step: "charge", amount: 10 }],
+        [2, "after-1", { step: "after" }],
+      ]);
+    });
+
+    it("lists events after a sequence, at most limit of them, in order", async () => {
+      const lease = await openRun(fx, fx.location());
+      await lease.transact(async (tx) => {
+        for (let n = 1; n <= 10; n++) await tx.journal.append({ n });
+      });
+      const page = (options: { after?: number; limit?: number }) =>
+        lease.read(async (r) => (await r.journal.list(options)).map((e) => e.sequence));
+      expect(await page({})).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      expect(await page({ after: 3, limit: 4 })).toEqual([4, 5, 6, 7]);
+      expect(await page({ after: 8 })).toEqual([9, 10]);
+      expect(await page({ after: 10 })).toEqual([]);
+      expect(await page({ limit: 0 })).toEqual([]);
+      expect(await page({ after: 0, limit: 1 })).toEqual([1]);
+      for (const bad of [{ after: -1 }, { limit: 1.5 }, { after: Number.NaN }]) {
+        const error = await failureOf(() => page(bad));
+        expect(error.code).toBe("invalid_argument");
+      }
+    });
+  });
+
+  describe("run stop reasons", () => {
+    const stopAndRead = async (
+      lease: RunLease,
+      stop: { status: StopStatus; reason?: StopReason },
+    ) => {
+      await lease.transact((tx) => tx.run.stop(stop));
+      return lease.read((r) => r.run.get());
+    };
+
+    it("stores each of the three reason shapes: none, host + code, journal event", async () => {
+      const location = fx.location();
+      const lease = await openRun(fx, location);
+      const { sequence } = await lease.transact((tx) => tx.journal.append({ failed: "step 3" }));
+
+      const none = await stopAndRead(lease, { status: "completed" });
+      expect([none.status, none.stopReason]).toEqual(["completed", null]);
+      const host = await stopAndRead(lease, {
+        status: "interrupted",
+        reason: { host: "worker-7", code: "SIGTERM" },
+      });
+      expect([host.status, host.stopReason]).toEqual([
+        "interrupted",
+        { host: "worker-7", code: "SIGTERM" },
+      ]);
+      const event = await stopAndRead(lease, { status: "failed", reason: { event: sequence } });
+      expect([event.status, event.stopReason]).toEqual(["failed", { event: sequence }]);
+
+      // Stored as found in the columns, one shape at a time.
+      const row = await firstRow(
+        fx,
+        location,
+        "SELECT status, stop_host, stop_code, stop_event FROM run",
+      );
+      expect(row).toEqual({ status: "failed", stop_host: null, stop_code: null, stop_event: 1 });
+    });
+
+    it("refuses a reason naming no event as invalid_stop_reason; the transaction goes on and commits", async () => {
+      const lease = await openRun(fx, fx.location());
+      const result = await lease.transact(async (tx) => {
+        const before = await tx.journal.append({ n: 1 });
+        const error = await failureOf(() =>
+          tx.run.stop({ status: "failed", reason: { event: 42 } }),
+        );
+        const after = await tx.journal.append({ n: 2 });
+        const stopped = await tx.run.stop({
+          status: "suspended",
+          reason: { event: after.sequence },
+        });
+        return { error, before, after, stopped };
+      });
+      expect(result.error.code).toBe("invalid_stop_reason");
+      expect(result.error.message).toMatch(/42/);
+      expect([result.before.sequence, result.after.sequence]).toEqual([1, 2]);
+      const run = await lease.read((r) => r.run.get());
+      expect([run.status, run.stopReason]).toEqual(["suspended", { event: 2 }]);
+      expect((await journal(lease)).length).toBe(2);
+    });
+
+    it("refuses a malformed reason as invalid_stop_reason with nothing written", async () => {
+      const lease = await openRun(fx, fx.location(), predictable());
+      await lease.transact((tx) => tx.journal.append({ n: 1 }));
+      const before = await lease.read((r) => r.run.get());
+      const malformed: unknown[] = [
+        { host: "worker-7" },
+        { code: "SIGTERM" },
+        { host: "worker-7", code: "SIGTERM", event: 1 },
+        { host: "", code: "SIGTERM" },
+        { host: "worker-7", code: 9 },
+        { event: 0 },
+        { event: 1.5 },
+        { event: "1" },
+        { event: 1, extra: true },
+        {},
+      ];
+      for (const reason of malformed) {
+        const error = await failureOf(() =>
+          lease.transact((tx) => tx.run.stop({ status: "failed", reason: reason as StopReason })),
+        );
+        expect(error.code, JSON.stringify(reason)).toBe("invalid_stop_reason");
+      }
+      expect(await lease.read((r) => r.run.get())).toEqual(before);
+      expect((await journal(lease)).length).toBe(1);
+    });
+
+    it("never lets a running run carry a reason, through the API or beneath it", async () => {
+      const location = fx.location();
+      const lease = await openRun(fx, location);
+      const error = await failureOf(() =>
+        lease.transact((tx) =>
+          tx.run.stop({ status: "running" as StopStatus, reason: { host: "h", code: "c" } }),
+        ),
+      );
+      expect(error.code).toBe("invalid_argument");
+      await lease.transact((tx) => tx.journal.append({ n: 1 }));
+      await lease.release();
+
+      // SQLite's own CHECKs and foreign key hold the shapes even for a raw writer.
+      const refusals: [string, string][] = [
+        ["UPDATE run SET stop_host = 'h', stop_code = 'c'", "constraint_check"],
+        ["UPDATE run SET stop_event = 1", "constraint_check"],
+        ["UPDATE run SET status = 'failed', stop_host = 'h'", "constraint_check"],
+        [
+          "UPDATE run SET status = 'failed', stop_host = 'h', stop_code = 'c', stop_event = 1",
+          "constraint_check",
+        ],
+        ["UPDATE run SET status = 'failed', stop_event = 99", "constraint_foreign_key"],
+        ["UPDATE run SET status = 'paused'", "constraint_check"],
+        [
+          "INSERT INTO run (singleton, workflow_id, run_id, status, created_at, updated_at) VALUES (2, 'w', 'r', 'running', 0, 0)",
+          "constraint_check",
+        ],
+      ];
+      for (const [sql, code] of refusals) {
+        const refused = await failureOf(() => raw(fx, location, [sql]));
+        expect(refused.code, sql).toBe(code);
+      }
+      const reopened = await runStore(fx).open(location);
+      const run = await reopened.read((r) => r.run.get());
+      expect([run.status, run.stopReason]).toEqual(["running", null]);
+      await reopened.release();
+    });
+  });
+
+  describe("run verify", () => {
+    it("passes a healthy run", async () => {
+      const lease = await openRun(fx, fx.location());
+      await lease.transact(async (tx) => {
+        for (let n = 1; n <= 5; n++) await tx.journal.append({ n });
+      });
+      const report = await lease.verify();
+      expect(report).toMatchObject({ ok: true, problems: [] });
+      expect(report.counts).toMatchObject({ events: 5, trees: 1, roots: 1 });
+    });
+
+    /** A healthy run, closed, then changed behind core's back on a raw connection. */
+    const tampered = async (statements: string[]) => {
+      const location = fx.location();
+      const lease = await openRun(fx, location);
+      await lease.transact(async (tx) => {
+        for (let n = 1; n <= 3; n++) await tx.journal.append({ n });
+      });
+      expect((await lease.verify()).ok).toBe(true);
+      await lease.release();
+      await raw(fx, location, statements);
+      const reopened = await runStore(fx).open(location, { create: CREATE });
+      const report = await reopened.verify();
+      await reopened.release();
+      return report;
+    };
+
+    it("reports a tree whose recorded entry count is not what it holds", async () => {
+      const report = await tampered(["UPDATE workspace_tree SET entry_count = 1"]);
+      expect(report.ok).toBe(false);
+      expect(report.problems.join("\n")).toMatch(/tree [0-9a-f]{64}: 0 entries stored, 1 recorded/);
+    });
+
+    it("reports a root whose id is not the hash of its tree", async () => {
+      const report = await tampered([
+        `INSERT INTO workspace_root (root_id, format, tree_id, created_at)
+         SELECT zeroblob(32), 1, tree_id, 0 FROM workspace_tree`,
+      ]);
+      expect(report.ok).toBe(false);
+      expect(report.problems.join("\n")).toMatch(/root 0{64}: its tree does not hash to its id/);
+    });
+
+    it("reports a chunk whose bytes no longer hash to its digest", async () => {
+      const location = fx.location();
+      const lease = await openRun(fx, location);
+      await lease.transact((tx) =>
+        tx.workspace.apply({ put: { "notes/readme.txt": "the bytes verify re-hashes" } }),
+      );
+      const healthy = await lease.verify();
+      expect(healthy).toMatchObject({ ok: true, problems: [] });
+      expect(healthy.counts.blobs).toBe(1);
+      await lease.release();
+      // Same length, other bytes: only re-hashing can tell.
+      await raw(fx, location, ["UPDATE workspace_chunk SET data = zeroblob(length(data))"]);
+      const reopened = await runStore(fx).open(location, { create: CREATE });
+      const report = await reopened.verify();
+      await reopened.release();
+      expect(report.ok).toBe(false);
+      expect(report.problems.join("\n")).toMatch(
+        /blob [0-9a-f]{64}: .*does not hash to its digest/,
+      );
+    });
+
+    it("reports a journal with a gap", async () => {
+      const report = await tampered(["DELETE FROM journal WHERE sequence = 2"]);
+      expect(report.ok).toBe(false);
+      expect(report.problems.join("\n")).toMatch(/journal: .*gaps/);
+    });
+  });
+}

@@ -1,0 +1,211 @@
+/**
+ * Run-schema family (spec §6): a fresh run database is exactly version 1 on
+ * every adapter — its header pragmas and every sqlite_schema object, in rowid
+ * order, serialize to SCHEMA_V1_DIGEST; its workspace starts at the one
+ * canonical empty root, which anyone can recompute from the documented
+ * encoding; it is in WAL mode once open. Creation is all or nothing: a fault
+ * injected at any statement of it leaves no schema and both pragmas 0, the
+ * open fails with that fault, and a later open creates the run normally.
+ */
+import { createHash } from "node:crypto";
+import { existsSync, statSync } from "node:fs";
+import { basename } from "node:path";
+import {
+  APPLICATION_ID,
+  EMPTY_ROOT_ID,
+  manifestDigest,
+  RUN_SCHEMA_VERSION,
+  RunStore,
+  rootId,
+  SCHEMA_V1,
+  SCHEMA_V1_DIGEST,
+  toHex,
+  treeId,
+} from "@runledger/core";
+import { describe, expect, it } from "vitest";
+import { FaultInjector } from "../faults.js";
+import { type Fixtures, failureOf } from "../fixtures.js";
+import {
+  CREATE,
+  carriesInjected,
+  createdRun,
+  fingerprint,
+  liveSchema,
+  openRun,
+  pragma,
+  raw,
+  runStore,
+  schemaDigest,
+} from "./run-fixtures.js";
+
+const sha256 = (...parts: (string | Buffer)[]) => {
+  const hash = createHash("sha256");
+  for (const part of parts) hash.update(part);
+  return hash.digest();
+};
+
+export function describeRunSchema(fx: Fixtures): void {
+  describe("run schema v1", () => {
+    it("serializes a fresh run's pragmas and sqlite_schema rows to SCHEMA_V1_DIGEST", async () => {
+      const location = await createdRun(fx);
+      const live = await liveSchema(fx, location);
+      expect(live.applicationId).toBe(APPLICATION_ID);
+      expect(live.userVersion).toBe(RUN_SCHEMA_VERSION);
+      // Object by object first, so a difference names the object.
+      expect(live.objects).toEqual(SCHEMA_V1.objects.map((object) => ({ ...object })));
+      expect(schemaDigest(live)).toBe(SCHEMA_V1_DIGEST);
+      expect(manifestDigest(SCHEMA_V1)).toBe(SCHEMA_V1_DIGEST);
+      expect(SCHEMA_V1_DIGEST).toMatch(/^[0-9a-f]{64}$/);
+    });
+
+    it("writes application_id and user_version 1 and runs in WAL mode once open", async () => {
+      const location = fx.location();
+      const lease = await openRun(fx, location);
+      expect(await pragma(fx, location, "application_id")).toBe(APPLICATION_ID);
+      expect(APPLICATION_ID).toBe(0x524c4447);
+      expect(await pragma(fx, location, "user_version")).toBe(1);
+      expect(await pragma(fx, location, "journal_mode")).toBe("wal");
+      await lease.release();
+    });
+
+    it("starts the workspace at the canonical empty root, recomputable from its encoding", async () => {
+      // Recomputed here from the documented bytes, not taken from core.
+      const emptyTree = sha256("runledger/workspace/tree/1\u0000");
+      const emptyRoot = sha256("runledger/workspace/root/1\u0000", emptyTree);
+      expect(EMPTY_ROOT_ID).toBe(emptyRoot.toString("hex"));
+      expect(toHex(rootId(treeId([])))).toBe(EMPTY_ROOT_ID);
+
+      const location = await createdRun(fx);
+      const [roots, trees, current] = await raw(fx, location, [
+        "SELECT lower(hex(root_id)) AS id, format, lower(hex(tree_id)) AS tree FROM workspace_root",
+        "SELECT lower(hex(tree_id)) AS id, entry_count FROM workspace_tree",
+        "SELECT singleton, lower(hex(root_id)) AS id FROM workspace_current",
+      ]);
+      expect(roots).toEqual([{ id: EMPTY_ROOT_ID, format: 1, tree: emptyTree.toString("hex") }]);
+      expect(trees).toEqual([{ id: emptyTree.toString("hex"), entry_count: 0 }]);
+      expect(current).toEqual([{ singleton: 1, id: EMPTY_ROOT_ID }]);
+
+      // The journal records the current root with every event.
+      const lease = await openRun(fx, location);
+      const appended = await lease.transact((tx) => tx.journal.append({ hello: "root" }));
+      expect(appended.rootId).toBe(EMPTY_ROOT_ID);
+    });
+
+    it("holds the run's identity, definition, status running and no reason", async () => {
+      const location = fx.location();
+      const lease = await openRun(fx, location, { clock: () => 1_700_000_000_123 });
+      const run = await lease.read((r) => r.run.get());
+      expect(run).toEqual({
+        workflowId: CREATE.workflowId,
+        runId: CREATE.runId,
+        definition: CREATE.definition,
+        status: "running",
+        stopReason: null,
+        createdAt: 1_700_000_000_123,
+        updatedAt: 1_700_000_000_123,
+      });
+      expect(await lease.read((r) => r.journal.list())).toEqual([]);
+    });
+
+    it("opens an existing run only under its own identity", async () => {
+      const location = await createdRun(fx);
+      const store = runStore(fx);
+      const lease = await store.open(location);
+      expect((await lease.read((r) => r.run.get())).runId).toBe(CREATE.runId);
+      await lease.release();
+      const error = await failureOf(() =>
+        runStore(fx).open(location, { create: { workflowId: CREATE.workflowId, runId: "other" } }),
+      );
+      expect(error.code).toBe("run_identity_mismatch");
+      expect(error.details).toEqual({ workflowId: CREATE.workflowId, runId: CREATE.runId });
+    });
+
+    if (!fx.files) return;
+
+    it("refuses a missing location without create as not_found and creates no file", async () => {
+      const location = fx.location();
+      const before = await fingerprint(location);
+      const error = await failureOf(() => runStore(fx).open(location));
+      expect(error.code).toBe("not_found");
+      expect(existsSync(location)).toBe(false);
+      expect(await fingerprint(location)).toEqual(before);
+    });
+
+    it("leaves no schema and both pragmas 0 after a fault at any statement of creation", async () => {
+      const faults = new FaultInjector(fx.driver());
+      const outcomes: { k: number; statement: string; state: string }[] = [];
+      let commitAt = 0;
+      for (let k = 1; ; k++) {
+        expect(k, "creation never finished without a fault").toBeLessThan(1_000);
+        const location = fx.location();
+        const from = faults.statements.length;
+        faults.arm({ nth: k });
+        const store = new RunStore({ driver: faults.driver, busyTimeoutMs: 1_000 });
+        let failure: unknown;
+        try {
+          const lease = await store.open(location, { create: CREATE });
+          await lease.release();
+        } catch (error) {
+          failure = error;
+        } finally {
+          await store.close();
+        }
+        const fired = faults.fired;
+        faults.disarm();
+        const issued = faults.statements.slice(from);
+        if (fired === 0) {
+          expect(failure).toBeUndefined();
+          const begin = issued.indexOf("BEGIN IMMEDIATE");
+          expect(begin).toBeGreaterThanOrEqual(0);
+          commitAt = issued.indexOf("COMMIT", begin) + 1;
+          expect(await creationState(fx, location)).toBe("complete");
+          break;
+        }
+        const statement = issued[k - 1] ?? "?";
+        expect(carriesInjected(failure), `open with a fault at ${k}: ${statement}`).toBe(true);
+        outcomes.push({ k, statement, state: await creationState(fx, location) });
+
+        // Nothing the failed creation left behind stands in the way of the next one.
+        const retry = new RunStore({ driver: fx.driver(), busyTimeoutMs: 2_000 });
+        try {
+          const lease = await retry.open(location, { create: CREATE });
+          expect((await lease.read((r) => r.run.get())).runId).toBe(CREATE.runId);
+          await lease.release();
+        } finally {
+          await retry.close();
+        }
+      }
+
+      expect(commitAt).toBeGreaterThan(0);
+      for (const { k, statement, state } of outcomes) {
+        // Up to and including COMMIT nothing was written; after it the run is whole.
+        expect(state, `fault at statement ${k}: ${statement}`).toBe(
+          k <= commitAt ? "nothing" : "complete",
+        );
+      }
+      const faulted = new Set(outcomes.map((outcome) => outcome.statement));
+      for (const object of SCHEMA_V1.objects) {
+        if (object.sql !== null) expect(faulted, object.name).toContain(object.sql);
+      }
+      expect(faulted).toContain(`PRAGMA application_id = ${APPLICATION_ID}`);
+      expect(faulted).toContain(`PRAGMA user_version = ${RUN_SCHEMA_VERSION}`);
+      expect(faulted).toContain("COMMIT");
+    });
+  });
+}
+
+/**
+ * "nothing" (no file, an empty file, or pragmas 0 and no objects, with no
+ * hot journal beside it), "complete" (exactly version 1), or what was found.
+ */
+async function creationState(fx: Fixtures, location: string): Promise<string> {
+  const { listing } = await fingerprint(location);
+  if (listing.includes(`${basename(location)}-journal`)) return "a hot journal was left";
+  if (!existsSync(location) || statSync(location).size === 0) return "nothing";
+  const live = await liveSchema(fx, location);
+  if (live.applicationId === 0 && live.userVersion === 0 && live.objects.length === 0) {
+    return "nothing";
+  }
+  if (schemaDigest(live) === SCHEMA_V1_DIGEST) return "complete";
+  return `partial: application_id ${live.applicationId}, user_version ${live.userVersion}, ${live.objects.length} objects`;
+}

@@ -1,0 +1,229 @@
+/**
+ * Workspace fault family (spec §7, docs/file-format.md "Applying a change"):
+ * an apply that fails at any one of its statements — every one is tried in
+ * turn, from BEGIN to COMMIT — leaves the previous root current, the journal
+ * as it was and no orphan row in any table, and the same lease goes on to
+ * apply the same change successfully. Inside a caller's transaction the
+ * failed apply is undone alone and the caller's own writes commit.
+ */
+import { CHUNK_SIZE, type RunLease } from "@runledger/core";
+import { describe, expect, it } from "vitest";
+import { FaultInjector } from "../faults.js";
+import type { Fixtures } from "../fixtures.js";
+import {
+  apply,
+  applyToModel,
+  codeOf,
+  dumpTables,
+  expectWorkspace,
+  type Model,
+  newRun,
+  referenceRootId,
+  utf8,
+} from "./workspace-fixtures.js";
+
+/** Bytes that differ from chunk to chunk, from a seed. */
+function noise(length: number, seed: number): Uint8Array {
+  const out = new Uint8Array(length);
+  let x = seed >>> 0 || 1;
+  for (let i = 0; i < length; i++) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    out[i] = x >>> 24;
+  }
+  return out;
+}
+
+const BIG_OLD = noise(CHUNK_SIZE * 2 + 3, 11);
+const BIG_NEW = noise(CHUNK_SIZE + 10, 12);
+const STREAMED = noise(70_001, 13);
+
+const BEFORE: Model = new Map(
+  Object.entries({
+    "keep/a.txt": utf8("a"),
+    "keep/big.bin": BIG_OLD,
+    "gone/one": utf8("1"),
+    "gone/sub/two": utf8("2"),
+    "replace.txt": utf8("old"),
+    shared: utf8("shared content"),
+  }),
+);
+
+/** The change under test: new chunked content, a stream, an overwrite, known content, deletes. */
+function changes() {
+  async function* streamed() {
+    for (let offset = 0; offset < STREAMED.length; offset += 65_537) {
+      yield STREAMED.slice(offset, offset + 65_537);
+    }
+  }
+  return {
+    put: {
+      "new/deep/file.bin": BIG_NEW,
+      "new/streamed": streamed(),
+      "replace.txt": "new",
+      "copy-of-shared": "shared content",
+      "keep/b.txt": "b",
+    },
+    delete: ["gone/one", "gone/sub"],
+  };
+}
+
+const AFTER: Model = applyToModel(
+  BEFORE,
+  {
+    "new/deep/file.bin": BIG_NEW,
+    "new/streamed": STREAMED,
+    "replace.txt": utf8("new"),
+    "copy-of-shared": utf8("shared content"),
+    "keep/b.txt": utf8("b"),
+  },
+  ["gone/one", "gone/sub"],
+);
+
+/** Statement kinds a complete apply must have issued (each was failed in turn). */
+const EXPECTED_KINDS = [
+  /^SAVEPOINT /,
+  /INSERT INTO workspace_chunk/,
+  /INSERT INTO workspace_blob /,
+  /INSERT INTO workspace_blob_chunk/,
+  /INSERT INTO workspace_tree /,
+  /INSERT INTO workspace_tree_entry/,
+  /INSERT INTO workspace_root/,
+  /UPDATE workspace_current/,
+  /INSERT INTO journal/,
+  /^RELEASE /,
+];
+
+const normalize = (sql: string) => sql.replace(/runledger_sp_\d+/g, "runledger_sp_N");
+
+async function faultyRun(fx: Fixtures): Promise<{ faults: FaultInjector; lease: RunLease }> {
+  const faults = new FaultInjector(fx.driver());
+  const { lease } = await newRun(fx, { driver: faults.driver });
+  await apply(lease, { put: Object.fromEntries(BEFORE) });
+  await expectWorkspace(lease, BEFORE);
+  return { faults, lease };
+}
+
+const current = (lease: RunLease) => lease.read((r) => r.workspace.currentRoot());
+
+/** Guards the loops: an apply of this size issues far fewer statements. */
+const MAX_STATEMENTS = 1_000;
+
+export function describeWorkspaceFaults(fx: Fixtures): void {
+  describe("workspace: a fault at every statement of apply", () => {
+    it("in its own transaction: leaves the previous root, the journal and every table as they were", async () => {
+      const { faults, lease } = await faultyRun(fx);
+      const baseline = await dumpTables(lease);
+      const previousRoot = await current(lease);
+      let statements: string[] = [];
+      let k = 1;
+      for (; k <= MAX_STATEMENTS; k++) {
+        const mark = faults.statements.length;
+        faults.arm({ nth: k });
+        const code = await codeOf(lease.transact((tx) => tx.workspace.apply(changes())));
+        const fired = faults.fired;
+        faults.disarm();
+        if (fired === 0) {
+          // Past the last statement: the same lease applies the change.
+          expect(code).toBe("ok");
+          statements = faults.statements.slice(mark);
+          break;
+        }
+        const failed = faults.statements[mark + k - 1];
+        expect(code, `fault at statement ${k}: ${failed}`).toBe("io_error");
+        expect(await current(lease), `fault at statement ${k}: ${failed}`).toBe(previousRoot);
+        expect(await dumpTables(lease), `fault at statement ${k}: ${failed}`).toStrictEqual(
+          baseline,
+        );
+      }
+      expect(k - 1, "statements failed in turn").toBe(statements.length);
+      expect(statements[0]).toMatch(/^BEGIN/);
+      expect(statements[statements.length - 1]).toBe("COMMIT");
+      for (const kind of EXPECTED_KINDS) {
+        expect(
+          statements.some((sql) => kind.test(sql)),
+          String(kind),
+        ).toBe(true);
+      }
+      expect(await current(lease)).toBe(referenceRootId(AFTER));
+      await expectWorkspace(lease, AFTER);
+      expect((await lease.verify()).problems).toStrictEqual([]);
+    }, 120_000);
+
+    it("inside the caller's transaction: undoes only the apply, and the caller's events commit", async () => {
+      const { faults, lease } = await faultyRun(fx);
+      const baseline = await dumpTables(lease);
+      const previousRoot = await current(lease);
+      let statements: string[] = [];
+      let k = 1;
+      for (; k <= MAX_STATEMENTS; k++) {
+        const before = await lease.read((r) => r.journal.list());
+        let code = "";
+        let fired = 0;
+        let mark = 0;
+        await lease.transact(async (tx) => {
+          await tx.journal.append({ kind: "caller", k });
+          mark = faults.statements.length;
+          faults.arm({ nth: k });
+          code = await codeOf(tx.workspace.apply(changes()));
+          fired = faults.fired;
+          faults.disarm();
+          await tx.journal.append({ kind: "caller-after", k });
+        });
+        const events = await lease.read((r) => r.journal.list());
+        if (fired === 0) {
+          expect(code).toBe("ok");
+          statements = faults.statements.slice(mark, mark + k - 1);
+          expect(events.slice(before.length).map((e) => e.record.kind)).toStrictEqual([
+            "caller",
+            "workspace.apply",
+            "caller-after",
+          ]);
+          break;
+        }
+        const failed = faults.statements[mark + k - 1];
+        const context = `fault at statement ${k}: ${failed}`;
+        expect(code, context).toBe("io_error");
+        // The journal holds what it held, plus exactly the caller's two events at the old root.
+        expect(events.slice(0, before.length), context).toStrictEqual(before);
+        expect(
+          events.slice(before.length).map((e) => [e.record, e.rootId]),
+          context,
+        ).toStrictEqual([
+          [{ kind: "caller", k }, previousRoot],
+          [{ kind: "caller-after", k }, previousRoot],
+        ]);
+        const after = await dumpTables(lease);
+        for (const table of Object.keys(baseline).filter((t) => t !== "journal")) {
+          expect(after[table], `${context}: ${table}`).toStrictEqual(baseline[table]);
+        }
+      }
+      expect(k - 1, "statements failed in turn").toBe(statements.length);
+      expect(statements[0]).toMatch(/^SAVEPOINT /);
+      expect(statements[statements.length - 1]).toMatch(/^RELEASE /);
+      for (const kind of EXPECTED_KINDS) {
+        expect(
+          statements.some((sql) => kind.test(sql)),
+          String(kind),
+        ).toBe(true);
+      }
+      await expectWorkspace(lease, AFTER);
+      expect((await lease.verify()).problems).toStrictEqual([]);
+    }, 120_000);
+
+    it("issues the same statements in its own transaction as inside the caller's", async () => {
+      const own = await faultyRun(fx);
+      const mark = own.faults.statements.length;
+      await own.lease.transact((tx) => tx.workspace.apply(changes()));
+      const alone = own.faults.statements.slice(mark).map(normalize);
+
+      const nested = await faultyRun(fx);
+      let inside: string[] = [];
+      await nested.lease.transact(async (tx) => {
+        const start = nested.faults.statements.length;
+        await tx.workspace.apply(changes());
+        inside = nested.faults.statements.slice(start).map(normalize);
+      });
+      expect(alone.slice(1, -1)).toStrictEqual(inside);
+    });
+  });
+}

@@ -1,0 +1,595 @@
+/**
+ * Workspace family (spec §6, §7): content put through `tx.workspace.apply`
+ * reads back exactly — as text, bytes, empty files, nested directories and
+ * Unicode names, after overwrites and deletes — through read, stream, stat,
+ * list and walk; every root id is the one the documented format 1 gives;
+ * equal content and unchanged directories are stored once; a 100 MiB file
+ * streams in and out one chunk at a time. The other workspace families
+ * (paths, faults, history/fork/GC) are registered from here too.
+ */
+import { createHash, randomFillSync } from "node:crypto";
+import { CHUNK_SIZE, EMPTY_ROOT_ID, type RunLease } from "@runledger/core";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { type Fixtures, sameBytes } from "../fixtures.js";
+import { describeWorkspaceFaults } from "./workspace-faults.js";
+import {
+  apply,
+  applyToModel,
+  codeOf,
+  count,
+  DOCUMENTED_EMPTY_ROOT,
+  DOCUMENTED_EMPTY_TREE,
+  dumpTables,
+  expectRefusedUnchanged,
+  expectWorkspace,
+  type Model,
+  newRun,
+  query,
+  referenceDirectoryTreeId,
+  referenceRootId,
+  rowCounts,
+  sha256Hex,
+  utf8,
+} from "./workspace-fixtures.js";
+import { describeWorkspaceHistory } from "./workspace-history.js";
+import { describeWorkspacePaths } from "./workspace-paths.js";
+
+const MiB = 1024 * 1024;
+
+/** Deterministic bytes that differ from chunk to chunk (so nothing dedupes by accident). */
+function patterned(length: number, seed: number): Uint8Array {
+  const out = new Uint8Array(length);
+  let x = (seed * 2654435761) >>> 0 || 1;
+  for (let i = 0; i < length; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    out[i] = x & 0xff;
+  }
+  return out;
+}
+
+/** Splits bytes into pieces of the given sizes, cycling through them. */
+function piecesOf(bytes: Uint8Array, sizes: readonly number[]): Uint8Array[] {
+  const pieces: Uint8Array[] = [];
+  for (let offset = 0, i = 0; offset < bytes.length; i++) {
+    const size = sizes[i % sizes.length]!;
+    pieces.push(bytes.slice(offset, offset + size));
+    offset += size;
+  }
+  return pieces;
+}
+
+function readableStreamOf(pieces: readonly Uint8Array[]): ReadableStream<Uint8Array> {
+  let next = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      const piece = pieces[next++];
+      if (piece === undefined) controller.close();
+      else controller.enqueue(piece);
+    },
+  });
+}
+
+async function* asyncIterableOf(pieces: readonly Uint8Array[]): AsyncGenerator<Uint8Array> {
+  for (const piece of pieces) {
+    await Promise.resolve();
+    yield piece;
+  }
+}
+
+const model = (entries: Record<string, Uint8Array | string>): Model =>
+  new Map(
+    Object.entries(entries).map(([path, content]) => [
+      path,
+      typeof content === "string" ? utf8(content) : content,
+    ]),
+  );
+
+const changesOf = (m: Model) => ({ put: Object.fromEntries(m) });
+
+/** The tree id that the top tree of `root` names for `name`, read straight from the tables. */
+async function subtreeOf(lease: RunLease, root: string, name: string): Promise<string> {
+  const rows = await query(
+    lease,
+    `SELECT lower(hex(e.subtree_id)) AS subtree FROM workspace_root r
+JOIN workspace_tree_entry e ON e.tree_id = r.tree_id
+WHERE r.root_id = ? AND e.name = ?`,
+    [Buffer.from(root, "hex"), name],
+  );
+  return String(rows[0]?.subtree);
+}
+
+export function describeWorkspace(fx: Fixtures): void {
+  describe("workspace: apply and snapshot reads", () => {
+    it("starts every run at the canonical empty root, identical to the documented id", async () => {
+      const { lease } = await newRun(fx);
+      expect(EMPTY_ROOT_ID).toBe(DOCUMENTED_EMPTY_ROOT);
+      expect(referenceRootId(new Map())).toBe(DOCUMENTED_EMPTY_ROOT);
+      expect(referenceDirectoryTreeId(new Map(), "")).toBe(DOCUMENTED_EMPTY_TREE);
+      await expectWorkspace(lease, new Map());
+      const history = await lease.read(async (r) => {
+        const entries = [];
+        for await (const entry of r.workspace.history()) entries.push(entry);
+        return entries;
+      });
+      expect(history).toStrictEqual([]);
+    });
+
+    it("round-trips text, bytes and empty files; an empty file has no chunks", async () => {
+      const { lease } = await newRun(fx);
+      const allBytes = Uint8Array.from({ length: 256 }, (_, i) => i);
+      const expected = model({
+        "hello.txt": "héllo, wörld\n",
+        "bytes.bin": allBytes,
+        "empty.txt": "",
+        "empty.bin": new Uint8Array(0),
+      });
+      const result = await apply(lease, {
+        put: {
+          "hello.txt": "héllo, wörld\n",
+          "bytes.bin": allBytes,
+          "empty.txt": "",
+          "empty.bin": new Uint8Array(0),
+        },
+      });
+      expect(result).toStrictEqual({ rootId: referenceRootId(expected), sequence: 1 });
+      await expectWorkspace(lease, expected);
+      // Two empty files are one blob of size 0 with no chunk at all.
+      const empty = await query(
+        lease,
+        "SELECT size, chunk_count, (SELECT count(*) FROM workspace_blob_chunk c WHERE c.digest = b.digest) AS listed FROM workspace_blob b WHERE digest = ?",
+        [createHash("sha256").digest()],
+      );
+      expect(empty).toStrictEqual([{ size: 0, chunk_count: 0, listed: 0 }]);
+      expect(await count(lease, "workspace_blob")).toBe(3);
+      // The journal event of the apply records the new root and names the paths.
+      const events = await lease.read((r) => r.journal.list());
+      expect(events).toHaveLength(1);
+      expect(events[0]!.rootId).toBe(result.rootId);
+      expect(events[0]!.record).toMatchObject({ kind: "workspace.apply" });
+      expect(await lease.verify()).toMatchObject({ ok: true, problems: [] });
+    });
+
+    it("round-trips nested directories and refuses reads of the wrong kind", async () => {
+      const { lease } = await newRun(fx);
+      const expected = model({
+        "a/b/c/d.txt": "deep",
+        "a/b/e.txt": "e",
+        "a/f.txt": "f",
+        "a.txt": "a.txt sorts after the directory a",
+        "a-b/x": "a-b sorts before a.txt and a",
+        "g.txt": "g",
+      });
+      await apply(lease, changesOf(expected));
+      await expectWorkspace(lease, expected);
+      await lease.read(async (r) => {
+        const under = [];
+        for await (const file of r.workspace.walk("a/b")) under.push(file.path);
+        expect(under).toStrictEqual(["a/b/c/d.txt", "a/b/e.txt"]);
+        const single = [];
+        for await (const file of r.workspace.walk("a/f.txt")) single.push(file.path);
+        expect(single).toStrictEqual(["a/f.txt"]);
+        expect(await codeOf(r.workspace.read("a"))).toBe("not_a_file");
+        expect(await codeOf(r.workspace.read("a/b"))).toBe("not_a_file");
+        expect(await codeOf(r.workspace.list("g.txt"))).toBe("not_a_directory");
+        expect(await codeOf(r.workspace.read("nope"))).toBe("path_not_found");
+        expect(await codeOf(r.workspace.stat("a/x/y"))).toBe("path_not_found");
+        expect(await codeOf(r.workspace.read("g.txt/inside"))).toBe("path_not_found");
+        expect(await codeOf(r.workspace.list("nope"))).toBe("path_not_found");
+        expect(await codeOf(r.workspace.walk("nope").next())).toBe("path_not_found");
+        expect(await codeOf(r.workspace.stream("a").next())).toBe("not_a_file");
+      });
+    });
+
+    it("keeps Unicode NFC names exactly, case-sensitive, in UTF-8 byte order", async () => {
+      const { lease } = await newRun(fx);
+      const expected = model({
+        "café/naïve.txt": "nfc",
+        "日本語/ファイル.md": "cjk",
+        "emoji/😀 grin.txt": "astral",
+        "A.txt": "upper",
+        "a.txt": "lower",
+        "Ω/ω": "greek",
+        "z\u0080c1": "a C1 character is not refused by the documented rule",
+        " spaced name ": "spaces are kept",
+        "...": "three dots is a name",
+        ".hidden/.x": "dot files",
+      });
+      await apply(lease, changesOf(expected));
+      await expectWorkspace(lease, expected);
+      await lease.read(async (r) => {
+        // The decomposed spelling never reaches the composed file.
+        expect(await codeOf(r.workspace.read("cafe\u0301/naïve.txt"))).toBe("invalid_path");
+        expect(Buffer.from(await r.workspace.read("A.txt")).toString()).toBe("upper");
+        expect(Buffer.from(await r.workspace.read("a.txt")).toString()).toBe("lower");
+      });
+      // The names are stored as their exact UTF-8 bytes.
+      const names = await query(
+        lease,
+        "SELECT DISTINCT lower(hex(CAST(name AS BLOB))) AS name FROM workspace_tree_entry",
+      );
+      const stored = new Set(names.map((row) => String(row.name)));
+      for (const name of ["café", "naïve.txt", "日本語", "😀 grin.txt", "Ω", "z\u0080c1"]) {
+        expect(stored.has(Buffer.from(name, "utf8").toString("hex")), name).toBe(true);
+      }
+    });
+
+    it("overwrites a file; the previous root still reads the previous content", async () => {
+      const { lease } = await newRun(fx);
+      const big = patterned(CHUNK_SIZE * 2 + 17, 1);
+      const first = model({ "dir/file": big, other: "stays" });
+      const r1 = await apply(lease, changesOf(first));
+      const second = applyToModel(first, { "dir/file": utf8("now small") }, []);
+      const r2 = await apply(lease, { put: { "dir/file": "now small" } });
+      expect(r2.rootId).not.toBe(r1.rootId);
+      expect(r2.rootId).toBe(referenceRootId(second));
+      await expectWorkspace(lease, second);
+      await expectWorkspace(lease, first, r1.rootId);
+      const third = applyToModel(second, { "dir/file": big }, []);
+      const r3 = await apply(lease, { put: { "dir/file": big } });
+      expect(r3.rootId).toBe(r1.rootId);
+      await expectWorkspace(lease, third);
+    });
+
+    it("deletes a file, a whole directory, and drops directories left empty", async () => {
+      const { lease } = await newRun(fx);
+      let expected = model({
+        "keep.txt": "k",
+        "d/one": "1",
+        "d/sub/two": "2",
+        "d/sub/three": "3",
+        "e/only": "only",
+        "p/q/r/s": "deep",
+        "p/t": "beside",
+      });
+      await apply(lease, changesOf(expected));
+      await expectWorkspace(lease, expected);
+
+      const step = async (deletes: string[], gone: string[]) => {
+        expected = applyToModel(expected, {}, deletes);
+        const result = await apply(lease, { delete: deletes });
+        expect(result.rootId).toBe(referenceRootId(expected));
+        await expectWorkspace(lease, expected);
+        await lease.read(async (r) => {
+          for (const path of gone)
+            expect(await codeOf(r.workspace.stat(path)), path).toBe("path_not_found");
+        });
+      };
+      await step(["keep.txt"], ["keep.txt"]);
+      await step(["d"], ["d", "d/one", "d/sub", "d/sub/two"]);
+      await step(["e/only"], ["e", "e/only"]);
+      await step(["p/q/r/s"], ["p/q/r/s", "p/q/r", "p/q"]);
+      await step(["p/t"], ["p"]);
+      expect(expected.size).toBe(0);
+      expect(await lease.read((r) => r.workspace.currentRoot())).toBe(EMPTY_ROOT_ID);
+      expect(await lease.verify()).toMatchObject({ ok: true });
+    });
+
+    it("records the caller's event, whose root is the new one, and rolls back with the caller", async () => {
+      const { lease } = await newRun(fx);
+      const result = await lease.transact(async (tx) => {
+        await tx.journal.append({ kind: "before" });
+        const applied = await tx.workspace.apply(
+          { put: { "notes/a.md": "# a" } },
+          { event: { kind: "step", n: 1 } },
+        );
+        const after = await tx.journal.append({ kind: "after" });
+        expect(after.rootId).toBe(applied.rootId);
+        return applied;
+      });
+      const events = await lease.read((r) => r.journal.list());
+      expect(events.map((e) => [e.sequence, e.record, e.rootId])).toStrictEqual([
+        [1, { kind: "before" }, EMPTY_ROOT_ID],
+        [2, { kind: "step", n: 1 }, result.rootId],
+        [3, { kind: "after" }, result.rootId],
+      ]);
+
+      const before = await dumpTables(lease);
+      const thrown = new Error("the caller changes its mind");
+      await expect(
+        lease.transact(async (tx) => {
+          await tx.workspace.apply({ put: { "notes/b.md": "# b" } });
+          throw thrown;
+        }),
+      ).rejects.toBe(thrown);
+      expect(await dumpTables(lease)).toStrictEqual(before);
+    });
+
+    it("takes content as bytes, text, a sync iterable, an async iterable or a ReadableStream", async () => {
+      const { lease } = await newRun(fx);
+      const bytes = patterned(CHUNK_SIZE + 4099, 2);
+      const sizes = [65_537, 1, 4099, CHUNK_SIZE + 1];
+      await apply(lease, {
+        put: {
+          "as/bytes": bytes,
+          "as/iterable": piecesOf(bytes, sizes),
+          "as/async": asyncIterableOf(piecesOf(bytes, sizes)),
+          "as/stream": readableStreamOf(piecesOf(bytes, sizes)),
+          "as/empty-stream": readableStreamOf([]),
+          "as/text": "text",
+        },
+      });
+      const expected = model({
+        "as/bytes": bytes,
+        "as/iterable": bytes,
+        "as/async": bytes,
+        "as/stream": bytes,
+        "as/empty-stream": "",
+        "as/text": "text",
+      });
+      await expectWorkspace(lease, expected);
+      // One blob per distinct content, its chunks stored once.
+      expect(await rowCounts(lease, ["workspace_blob", "workspace_chunk"])).toStrictEqual({
+        workspace_blob: 3,
+        workspace_chunk: 3,
+      });
+    });
+
+    it("refuses a stream that yields something other than bytes, writing nothing", async () => {
+      const { lease } = await newRun(fx);
+      await apply(lease, { put: { existing: "x" } });
+      async function* bad() {
+        yield patterned(CHUNK_SIZE + 5, 3);
+        yield "text" as unknown as Uint8Array;
+      }
+      await expectRefusedUnchanged(lease, "invalid_content", () =>
+        apply(lease, { put: { fresh: bad() } }),
+      );
+    });
+
+    it("reads a few-MiB streamed file back whole, byte for byte", async () => {
+      const { lease } = await newRun(fx);
+      const bytes = patterned(3 * MiB + 5, 4);
+      await apply(lease, {
+        put: { "big/file.bin": readableStreamOf(piecesOf(bytes, [65_537, 131_071, 3])) },
+      });
+      await lease.read(async (r) => {
+        const back = await r.workspace.read("big/file.bin");
+        expect(back.length).toBe(bytes.length);
+        expect(sameBytes(back, bytes)).toBe(true);
+        expect(await r.workspace.stat("big/file.bin")).toMatchObject({
+          size: bytes.length,
+          digest: sha256Hex(bytes),
+        });
+      });
+      const chunks = await query(
+        lease,
+        "SELECT count(*) AS n FROM workspace_blob_chunk WHERE digest = ?",
+        [createHash("sha256").update(bytes).digest()],
+      );
+      expect(Number(chunks[0]!.n)).toBe(Math.ceil(bytes.length / CHUNK_SIZE));
+    });
+
+    it("streams a 100 MiB file in odd-sized pieces and back, identical, one chunk at a time", async () => {
+      const { lease } = await newRun(fx);
+      const total = 100 * MiB;
+      const sizes = [64 * 1024 + 1, 1, 3 * 1024 + 7, CHUNK_SIZE - 1, CHUNK_SIZE + 1, 999_983];
+      const written = createHash("sha256");
+      let produced = 0;
+      async function* content(): AsyncGenerator<Uint8Array> {
+        for (let i = 0; produced < total; i++) {
+          const piece = new Uint8Array(Math.min(sizes[i % sizes.length]!, total - produced));
+          randomFillSync(piece);
+          written.update(piece);
+          produced += piece.length;
+          yield piece;
+        }
+      }
+      await apply(lease, { put: { "large/100MiB.bin": content() } });
+      expect(produced).toBe(total);
+      const digest = written.digest("hex");
+
+      const back = await lease.read(async (r) => {
+        const stat = await r.workspace.stat("large/100MiB.bin");
+        const hash = createHash("sha256");
+        let size = 0;
+        let largest = 0;
+        let pieces = 0;
+        for await (const chunk of r.workspace.stream("large/100MiB.bin")) {
+          hash.update(chunk);
+          size += chunk.length;
+          largest = Math.max(largest, chunk.length);
+          pieces++;
+        }
+        return { stat, size, largest, pieces, digest: hash.digest("hex") };
+      });
+      expect(back.stat).toMatchObject({ kind: "file", size: total, digest });
+      expect(back.size).toBe(total);
+      expect(back.digest).toBe(digest);
+      expect(back.largest).toBeLessThanOrEqual(CHUNK_SIZE);
+      expect(back.pieces).toBe(total / CHUNK_SIZE);
+      const stored = await query(
+        lease,
+        `SELECT count(*) AS n, min(length(c.data)) AS lo, max(length(c.data)) AS hi
+FROM workspace_blob_chunk b JOIN workspace_chunk c ON c.chunk_digest = b.chunk_digest
+WHERE b.digest = ?`,
+        [Buffer.from(digest, "hex")],
+      );
+      expect(stored).toStrictEqual([{ n: total / CHUNK_SIZE, lo: CHUNK_SIZE, hi: CHUNK_SIZE }]);
+    }, 300_000);
+
+    it("reads any root by id; an unknown root is root_not_found, a malformed one invalid_argument", async () => {
+      const { lease } = await newRun(fx);
+      const r1 = await apply(lease, { put: { x: "1" } });
+      await apply(lease, { delete: ["x"] });
+      await lease.read(async (r) => {
+        expect(Buffer.from(await r.workspace.read("x", { root: r1.rootId })).toString()).toBe("1");
+        expect(await codeOf(r.workspace.read("x"))).toBe("path_not_found");
+        const unknown = sha256Hex("no such root");
+        expect(await codeOf(r.workspace.read("x", { root: unknown }))).toBe("root_not_found");
+        expect(await codeOf(r.workspace.list("", { root: unknown }))).toBe("root_not_found");
+        expect(await codeOf(r.workspace.stat("x", { root: "ABC" }))).toBe("invalid_argument");
+      });
+    });
+
+    it("agrees with a reference model over random batches of puts and deletes", async () => {
+      const paths = ["a", "b", "a/x", "a/y", "a/y/z", "b/c", "ü", "ü/v", "c/d/e/f"];
+      const contents = [
+        utf8(""),
+        utf8("1"),
+        utf8("22"),
+        patterned(300, 5),
+        patterned(CHUNK_SIZE + 1, 6),
+      ];
+      const batch = fc.record({
+        puts: fc.uniqueArray(fc.tuple(fc.constantFrom(...paths), fc.nat(contents.length - 1)), {
+          selector: ([path]) => path,
+          maxLength: 4,
+        }),
+        deletes: fc.array(fc.constantFrom(...paths), { maxLength: 3 }),
+      });
+      await fc.assert(
+        fc.asyncProperty(fc.array(batch, { minLength: 1, maxLength: 6 }), async (batches) => {
+          const { lease, store } = await newRun(fx);
+          try {
+            let current: Model = new Map();
+            const roots: [string, Model][] = [];
+            for (const { puts, deletes } of batches) {
+              const putMap = Object.fromEntries(puts.map(([p, c]) => [p, contents[c]!]));
+              const outcome = referenceApply(current, Object.keys(putMap), deletes);
+              if (outcome.codes.size > 0) {
+                const before = await dumpTables(lease);
+                const code = await codeOf(apply(lease, { put: putMap, delete: deletes }));
+                expect([...outcome.codes], `${JSON.stringify({ puts, deletes })}`).toContain(code);
+                expect(await dumpTables(lease)).toStrictEqual(before);
+                continue;
+              }
+              current = applyToModel(current, putMap, deletes);
+              const result = await apply(lease, { put: putMap, delete: deletes });
+              expect(result.rootId).toBe(referenceRootId(current));
+              roots.push([result.rootId, current]);
+            }
+            await expectWorkspace(lease, current);
+            for (const [root, m] of roots) await expectWorkspace(lease, m, root);
+            expect((await lease.verify()).problems).toStrictEqual([]);
+          } finally {
+            await lease.release();
+            await store.close();
+          }
+        }),
+        { numRuns: 25 },
+      );
+    }, 120_000);
+  });
+
+  describe("workspace: deduplication", () => {
+    it("stores the same content at two paths in one apply as one blob with its chunks once", async () => {
+      const { lease } = await newRun(fx);
+      const before = await rowCounts(lease);
+      const content = patterned(CHUNK_SIZE * 2 + 100, 7);
+      await apply(lease, { put: { "one/x": content, "two/y": content } });
+      const after = await rowCounts(lease);
+      expect(after.workspace_blob - before.workspace_blob).toBe(1);
+      expect(after.workspace_chunk - before.workspace_chunk).toBe(3);
+      expect(after.workspace_blob_chunk - before.workspace_blob_chunk).toBe(3);
+    });
+
+    it("stores nothing new for content an earlier apply already stored", async () => {
+      const { lease } = await newRun(fx);
+      const content = patterned(CHUNK_SIZE + 1, 8);
+      await apply(lease, { put: { first: content, text: "same text" } });
+      const before = await rowCounts(lease);
+      // As bytes, as a stream and as text: the content is known either way.
+      await apply(lease, {
+        put: {
+          "later/bytes": content,
+          "later/stream": asyncIterableOf(piecesOf(content, [1000, 7])),
+          "later/text": "same text",
+        },
+      });
+      const after = await rowCounts(lease);
+      for (const table of ["workspace_blob", "workspace_chunk", "workspace_blob_chunk"] as const) {
+        expect(after[table], table).toBe(before[table]);
+      }
+      expect(after.workspace_root).toBe(before.workspace_root + 1);
+    });
+
+    it("stores an equal chunk once, within one file and across files", async () => {
+      const { lease } = await newRun(fx);
+      const a = patterned(CHUNK_SIZE, 9);
+      const b = patterned(CHUNK_SIZE, 10);
+      const c = patterned(123, 11);
+      const aab = Buffer.concat([a, a, b]);
+      const ac = Buffer.concat([a, c]);
+      await apply(lease, { put: { aab, ac } });
+      expect(
+        await rowCounts(lease, ["workspace_blob", "workspace_chunk", "workspace_blob_chunk"]),
+      ).toStrictEqual({ workspace_blob: 2, workspace_chunk: 3, workspace_blob_chunk: 5 });
+      await expectWorkspace(lease, model({ aab, ac }));
+    });
+
+    it("keeps the tree id of every unchanged directory and rewrites only the changed path", async () => {
+      const { lease } = await newRun(fx);
+      const first = model({
+        "left/x": "x",
+        "left/deep/y": "y",
+        "right/z": "z",
+        top: "top",
+      });
+      const r1 = await apply(lease, changesOf(first));
+      const leftBefore = await subtreeOf(lease, r1.rootId, "left");
+      expect(leftBefore).toBe(referenceDirectoryTreeId(first, "left"));
+      const before = await rowCounts(lease);
+
+      const second = applyToModel(first, { "right/z": utf8("z2") }, []);
+      const r2 = await apply(lease, { put: { "right/z": "z2" } });
+      expect(await subtreeOf(lease, r2.rootId, "left")).toBe(leftBefore);
+      expect(await subtreeOf(lease, r2.rootId, "right")).toBe(
+        referenceDirectoryTreeId(second, "right"),
+      );
+      const after = await rowCounts(lease);
+      // The top and "right" are new; "left" and "left/deep" are shared.
+      expect(after.workspace_tree - before.workspace_tree).toBe(2);
+      expect(after.workspace_tree_entry - before.workspace_tree_entry).toBe(3 + 1);
+      expect(after.workspace_blob - before.workspace_blob).toBe(1);
+    });
+
+    it("publishes the same root again when an apply changes nothing, and still journals it", async () => {
+      const { lease } = await newRun(fx);
+      const r1 = await apply(lease, { put: { "a/b": "same" } });
+      const before = await rowCounts(lease);
+      const r2 = await apply(lease, { put: { "a/b": "same" } });
+      expect(r2).toStrictEqual({ rootId: r1.rootId, sequence: r1.sequence + 1 });
+      expect(await rowCounts(lease)).toStrictEqual(before);
+      const events = await lease.read((r) => r.journal.list());
+      expect(events.map((e) => e.rootId)).toStrictEqual([r1.rootId, r1.rootId]);
+    });
+  });
+
+  describeWorkspacePaths(fx);
+  describeWorkspaceFaults(fx);
+  describeWorkspaceHistory(fx);
+}
+
+/**
+ * What an apply of `puts` and `deletes` must do to `model`, written from the
+ * documented rules: no path named twice or inside another named path; a put
+ * cannot replace a directory or go below a file; a delete needs something
+ * there. Returns the codes a refusal may carry (more than one when the batch
+ * breaks several rules at once), or none.
+ */
+function referenceApply(model: Model, puts: string[], deletes: string[]): { codes: Set<string> } {
+  const codes = new Set<string>();
+  const named = [...puts, ...deletes];
+  for (let i = 0; i < named.length; i++) {
+    for (let j = i + 1; j < named.length; j++) {
+      const [x, y] = [named[i]!, named[j]!];
+      if (x === y || x.startsWith(`${y}/`) || y.startsWith(`${x}/`)) codes.add("path_conflict");
+    }
+  }
+  if (codes.size > 0) return { codes };
+  const isFile = (path: string) => model.has(path);
+  const isDirectory = (path: string) => [...model.keys()].some((k) => k.startsWith(`${path}/`));
+  const underFile = (path: string) => {
+    const segments = path.split("/");
+    return segments.slice(1).some((_, i) => isFile(segments.slice(0, i + 1).join("/")));
+  };
+  for (const path of puts) if (isDirectory(path) || underFile(path)) codes.add("path_conflict");
+  for (const path of deletes) {
+    if (underFile(path)) codes.add("path_conflict");
+    else if (!isFile(path) && !isDirectory(path)) codes.add("path_not_found");
+  }
+  return { codes };
+}

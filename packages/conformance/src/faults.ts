@@ -1,0 +1,152 @@
+import {
+  type BeginMode,
+  type ConnectionSettings,
+  type Driver,
+  type DriverConnection,
+  type DriverTransaction,
+  type QueryResult,
+  RunledgerError,
+  type SqlValue,
+} from "@runledger/core";
+
+/**
+ * Which statement to fail. Statements are counted across every connection the
+ * wrapped driver opens, in the order they are issued: `execute` and
+ * `executeScript` by their SQL, and `begin`, `commit`, `rollback` as
+ * "BEGIN IMMEDIATE" / "BEGIN DEFERRED", "COMMIT", "ROLLBACK".
+ */
+export interface FaultPlan {
+  /** Only statements whose SQL matches count. Default: every statement. */
+  readonly match?: RegExp;
+  /** Fail the nth counted statement (1-based). */
+  readonly nth: number;
+  /** Keep failing every counted statement after the nth too. Default false. */
+  readonly persist?: boolean;
+}
+
+/**
+ * Wraps a driver so that tests can fail exactly one chosen statement (or every
+ * one from it on) without the real statement running. The failure is a
+ * RunledgerError `io_error` (SQLITE_IOERR) with `details.injected = true`.
+ */
+export class FaultInjector {
+  readonly driver: Driver;
+  /** Every statement issued through the wrapper, in order. */
+  readonly statements: string[] = [];
+  #plan: FaultPlan | undefined;
+  #counted = 0;
+  #fired = 0;
+
+  constructor(inner: Driver) {
+    this.driver = {
+      name: `${inner.name}+faults`,
+      canonicalize: (location) => inner.canonicalize(location),
+      open: async (location, options) =>
+        new FaultyConnection(await inner.open(location, options), this),
+    };
+  }
+
+  /** Arms a plan; counting starts from zero. */
+  arm(plan: FaultPlan): void {
+    this.#plan = plan;
+    this.#counted = 0;
+    this.#fired = 0;
+  }
+
+  disarm(): void {
+    this.#plan = undefined;
+  }
+
+  /** How many faults have been injected since the plan was armed. */
+  get fired(): number {
+    return this.#fired;
+  }
+
+  /** Statements counted by the armed plan so far (the matching ones). */
+  get counted(): number {
+    return this.#counted;
+  }
+
+  /** @internal Called before each statement; throws when the plan says so. */
+  check(sql: string): void {
+    this.statements.push(sql);
+    const plan = this.#plan;
+    if (plan === undefined || (plan.match !== undefined && !plan.match.test(sql))) return;
+    this.#counted++;
+    if (this.#counted === plan.nth || (plan.persist === true && this.#counted > plan.nth)) {
+      this.#fired++;
+      throw new RunledgerError("io_error", `injected fault at statement ${this.#counted}: ${sql}`, {
+        sqliteCode: "SQLITE_IOERR",
+        details: { injected: true, sql },
+      });
+    }
+  }
+}
+
+const BEGIN_SQL: Record<BeginMode, string> = {
+  immediate: "BEGIN IMMEDIATE",
+  deferred: "BEGIN DEFERRED",
+};
+
+class FaultyConnection implements DriverConnection {
+  readonly #inner: DriverConnection;
+  readonly #faults: FaultInjector;
+
+  constructor(inner: DriverConnection, faults: FaultInjector) {
+    this.#inner = inner;
+    this.#faults = faults;
+  }
+
+  async execute(sql: string, params?: readonly SqlValue[]): Promise<QueryResult> {
+    this.#faults.check(sql);
+    return this.#inner.execute(sql, params);
+  }
+
+  async executeScript(sql: string): Promise<void> {
+    this.#faults.check(sql);
+    return this.#inner.executeScript(sql);
+  }
+
+  async begin(mode: BeginMode): Promise<DriverTransaction> {
+    this.#faults.check(BEGIN_SQL[mode]);
+    return new FaultyTransaction(await this.#inner.begin(mode), this.#faults);
+  }
+
+  configure(settings: ConnectionSettings): Promise<void> {
+    return this.#inner.configure(settings);
+  }
+
+  close(): Promise<void> {
+    return this.#inner.close();
+  }
+}
+
+class FaultyTransaction implements DriverTransaction {
+  readonly #inner: DriverTransaction;
+  readonly #faults: FaultInjector;
+
+  constructor(inner: DriverTransaction, faults: FaultInjector) {
+    this.#inner = inner;
+    this.#faults = faults;
+  }
+
+  async execute(sql: string, params?: readonly SqlValue[]): Promise<QueryResult> {
+    this.#faults.check(sql);
+    return this.#inner.execute(sql, params);
+  }
+
+  async executeScript(sql: string): Promise<void> {
+    this.#faults.check(sql);
+    return this.#inner.executeScript(sql);
+  }
+
+  async commit(): Promise<void> {
+    this.#faults.check("COMMIT");
+    return this.#inner.commit();
+  }
+
+  async rollback(): Promise<void> {
+    this.#faults.check("ROLLBACK");
+    return this.#inner.rollback();
+  }
+}

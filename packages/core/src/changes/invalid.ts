@@ -1,0 +1,40 @@
+import { RunledgerError } from "../port/errors.js";
+
+/**
+ * Every way a typed change can be malformed is refused before anything is
+ * staged, with one code (`invalid_change`) and a `details.reason` that says
+ * which rule it broke, so a caller can branch without parsing messages.
+ */
+export type InvalidChangeReason =
+  | "not_a_change"
+  | "unknown_intent"
+  | "invalid_partition"
+  | "wrong_partition"
+  | "no_ops"
+  | "invalid_op"
+  | "invalid_key"
+  | "invalid_expectation"
+  | "digest_mismatch";
+
+export function invalidChange(
+  reason: InvalidChangeReason,
+  message: string,
+  details: Record<string, unknown> = {},
+): RunledgerError {
+  return new RunledgerError("invalid_change", message, { details: { reason, ...details } });
+}
+
+/** Text that SQLite stores as UTF-8 exactly: no lone surrogate (which would turn into U+FFFD). */
+export function isWellFormed(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = text.charCodeAt(i + 1);
+      if (!(next >= 0xdc00 && next <= 0xdfff)) return false;
+      i++;
+    } else if (unit >= 0xdc00 && unit <= 0xdfff) {
+      return false;
+    }
+  }
+  return true;
+}

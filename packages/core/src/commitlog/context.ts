@@ -1,0 +1,35 @@
+import type { ReadScope, WriteScope } from "../transaction/scope.js";
+
+/**
+ * What the commit log and the read model need from whoever opened their
+ * database: a way to run one write transaction or one read snapshot at a
+ * time. A lease of the connection provider is exactly this; the stores in
+ * ../stores/ hand one in, so this layer never depends on the provider.
+ */
+export interface DatabaseAccess {
+  /** The canonical location, for messages. */
+  readonly location: string;
+  transact<T>(fn: (tx: WriteScope) => Promise<T>): Promise<T>;
+  read<T>(fn: (reader: ReadScope) => Promise<T>): Promise<T>;
+}
+
+/** Injected time and ids, so that tests (and byte-identical files) are reproducible. */
+export interface LogContext {
+  /** Milliseconds since the epoch. */
+  readonly clock: () => number;
+  /** A fresh unique id (txn ids, log ids). */
+  readonly newId: () => string;
+}
+
+/**
+ * An establish hook for a database opened with `{ create: true }` or not at
+ * all: the shape of the connection provider's hook, stated here so this
+ * layer needs nothing from the provider.
+ */
+export type EstablishSteps = (steps: {
+  readonly location: string;
+  readonly create: true | undefined;
+  configure(): Promise<void>;
+  transact<T>(fn: (tx: WriteScope) => Promise<T>): Promise<T>;
+  read<T>(fn: (reader: ReadScope) => Promise<T>): Promise<T>;
+}) => Promise<void>;

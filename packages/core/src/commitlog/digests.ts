@@ -1,0 +1,35 @@
+/**
+ * Digests travel as lower-case hex in the API (what `sha256sum` prints) and
+ * as 32 raw bytes in the database (half the size, and compared as blobs).
+ */
+import type { Expectation } from "../changes/ops.js";
+import { toHex } from "../port/hash.js";
+import type { SqlValue } from "../port/values.js";
+
+export function fromHex(hex: string): Uint8Array {
+  const bytes = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < bytes.length; i++) {
+    bytes[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  }
+  return bytes;
+}
+
+export function hexOrNull(value: SqlValue | undefined): string | null {
+  return value instanceof Uint8Array ? toHex(value) : null;
+}
+
+/** An expectation as its two columns: kind, and the digest for `{ sha256 }`. */
+export function expectationColumns(
+  expect: Expectation | undefined,
+): [string | null, Uint8Array | null] {
+  if (expect === undefined) return [null, null];
+  if (typeof expect === "string") return [expect, null];
+  return ["sha256", fromHex(expect.sha256)];
+}
+
+/** The two columns back to an expectation. */
+export function expectationOf(kind: SqlValue | undefined, digest: SqlValue | undefined) {
+  if (kind === "absent" || kind === "present") return kind;
+  if (kind === "sha256" && digest instanceof Uint8Array) return { sha256: toHex(digest) };
+  return null;
+}

@@ -1,0 +1,100 @@
+/**
+ * A commit log: one SQLite database (./schema-v1.ts) reached through a
+ * DatabaseAccess. It hands out units of work, resumes the ones a stopped
+ * process left behind, checks chunks, and answers reads.
+ */
+import { RunledgerError } from "../port/errors.js";
+import { checkChunks } from "./chunks.js";
+import type { DatabaseAccess, LogContext } from "./context.js";
+import { LogReader } from "./reader.js";
+import { createUnit } from "./staging.js";
+import type { ChunkCheck, ContentSource } from "./types.js";
+import { CommitUnit, type UnitOptions } from "./unit.js";
+
+export interface BeginOptions extends UnitOptions {
+  /** The unit's txn id; default a new random one. A txn id the log already knows is refused. */
+  readonly txnId?: string;
+}
+
+export class CommitLog {
+  readonly #access: DatabaseAccess;
+  readonly #context: LogContext;
+  readonly #release: () => Promise<void>;
+  /** This log's own id, fixed when it was created. */
+  readonly logId: string;
+
+  /** @internal Opened through CommitLogStore. */
+  constructor(
+    access: DatabaseAccess,
+    context: LogContext,
+    logId: string,
+    release: () => Promise<void>,
+  ) {
+    this.#access = access;
+    this.#context = context;
+    this.logId = logId;
+    this.#release = release;
+  }
+
+  get location(): string {
+    return this.#access.location;
+  }
+
+  /** Starts a unit of work. */
+  async begin(options: BeginOptions = {}): Promise<CommitUnit> {
+    const txnId = options.txnId ?? this.#context.newId();
+    if (typeof txnId !== "string" || txnId.length < 1 || txnId.length > 128) {
+      throw new RunledgerError("invalid_argument", "a txn id is a string of 1 to 128 characters");
+    }
+    const now = this.#context.clock();
+    await this.#access.transact((tx) => createUnit(tx, txnId, now));
+    return new CommitUnit(this.#access, this.#context, txnId, "staging", options);
+  }
+
+  /**
+   * The unit with this txn id, as the staging area holds it: a sealed unit
+   * (its commit started and did not finish) is committed by `commit()`, which
+   * lands only what had not landed; a done unit answers its result again; a
+   * unit whose process stopped while staging can only be abandoned.
+   */
+  async resume(txnId: string, options: UnitOptions = {}): Promise<CommitUnit> {
+    const state = await this.#access.read(async (reader) => {
+      const { rows } = await reader.execute("SELECT state FROM unit WHERE txn_id = ?", [txnId]);
+      return rows[0]?.state;
+    });
+    if (state === undefined) {
+      throw new RunledgerError(
+        "unit_not_found",
+        `this log holds no unit with txn id ${JSON.stringify(txnId)} (never begun, or abandoned)`,
+        { details: { txnId } },
+      );
+    }
+    const unitState = state === "staging" ? "incomplete" : state === "sealed" ? "sealed" : "done";
+    return new CommitUnit(this.#access, this.#context, txnId, unitState, options);
+  }
+
+  /** Checks that every content the log's commits put is in the chunk store, re-storing from `source`. */
+  checkChunks(options: { txnId?: string; source?: ContentSource } = {}): Promise<ChunkCheck> {
+    const scope = options.txnId === undefined ? { all: true as const } : { txnId: options.txnId };
+    return checkChunks(this.#access, scope, options.source);
+  }
+
+  /** Reads in one consistent snapshot. */
+  read<T>(fn: (reader: LogReader) => Promise<T>): Promise<T> {
+    return this.#access.read((scope) => fn(new LogReader(scope)));
+  }
+
+  /** Gives the log back to its store. */
+  release(): Promise<void> {
+    return this.#release();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.release();
+  }
+
+  /** @internal The access the read model reads through. */
+  get access(): DatabaseAccess {
+    return this.#access;
+  }
+}

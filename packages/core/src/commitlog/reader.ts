@@ -1,0 +1,147 @@
+/**
+ * Reads of a commit log, inside one snapshot: its identity, commits in log
+ * order, a commit's ops, the live keys of a partition, content by digest,
+ * and the units its staging area holds.
+ */
+import type { Executor } from "../port/driver.js";
+import { RunledgerError } from "../port/errors.js";
+import type { Row } from "../port/values.js";
+import { expectationOf, fromHex, hexOrNull } from "./digests.js";
+import type { LiveKey, LogCommit, LogOp, PendingUnit } from "./types.js";
+import { toLogCommit } from "./unit.js";
+
+const COMMIT_COLUMNS =
+  "commit_id, txn_id, batch, partition, sequence, intent, op_count, staged_at, committed_at";
+
+export class LogReader {
+  readonly #executor: Executor;
+
+  constructor(executor: Executor) {
+    this.#executor = executor;
+  }
+
+  /** The log's own id (random, fixed at creation) and creation time. */
+  async info(): Promise<{ logId: string; createdAt: number; lastCommitId: number }> {
+    const { rows } = await this.#executor.execute(
+      `SELECT log_id, created_at, (SELECT coalesce(max(commit_id), 0) FROM log_commit) AS last
+FROM log_info WHERE singleton = 1`,
+    );
+    const row = rows[0];
+    if (row === undefined) throw new RunledgerError("corrupt", "the log_info row is missing");
+    return {
+      logId: String(row.log_id),
+      createdAt: Number(row.created_at),
+      lastCommitId: Number(row.last),
+    };
+  }
+
+  /** Commits after `after` (a commit id, default 0), in log order, at most `limit` (default 1000). */
+  async commits(
+    options: { after?: number; limit?: number; txnId?: string } = {},
+  ): Promise<LogCommit[]> {
+    const after = options.after ?? 0;
+    const limit = options.limit ?? 1000;
+    const { rows } =
+      options.txnId === undefined
+        ? await this.#executor.execute(
+            `SELECT ${COMMIT_COLUMNS} FROM log_commit WHERE commit_id > ? ORDER BY commit_id LIMIT ?`,
+            [after, limit],
+          )
+        : await this.#executor.execute(
+            `SELECT ${COMMIT_COLUMNS} FROM log_commit WHERE txn_id = ? AND commit_id > ?
+ORDER BY commit_id LIMIT ?`,
+            [options.txnId, after, limit],
+          );
+    return rows.map(toLogCommit);
+  }
+
+  /** The ops of one commit, in order. */
+  async ops(commitId: number): Promise<LogOp[]> {
+    const { rows } = await this.#executor.execute(
+      `SELECT commit_id, ordinal, kind, key, digest, expect, expect_digest FROM log_op
+WHERE commit_id = ? ORDER BY ordinal`,
+      [commitId],
+    );
+    return rows.map(toLogOp);
+  }
+
+  /** Every live key of a partition, in key order. */
+  async liveKeys(partition: string): Promise<LiveKey[]> {
+    const { rows } = await this.#executor.execute(
+      "SELECT partition, key, digest, sequence FROM live_key WHERE partition = ? ORDER BY key",
+      [partition],
+    );
+    return rows.map(toLiveKey);
+  }
+
+  /** Every live key of the log, by partition then key. */
+  async *allLiveKeys(pageSize = 1000): AsyncGenerator<LiveKey> {
+    let after: [string, string] = ["", ""];
+    for (;;) {
+      const { rows } = await this.#executor.execute(
+        `SELECT partition, key, digest, sequence FROM live_key
+WHERE partition > ? OR (partition = ? AND key > ?) ORDER BY partition, key LIMIT ?`,
+        [after[0], after[0], after[1], pageSize],
+      );
+      for (const row of rows) yield toLiveKey(row);
+      if (rows.length < pageSize) return;
+      const last = rows[rows.length - 1]!;
+      after = [String(last.partition), String(last.key)];
+    }
+  }
+
+  /** One live key, or undefined when the partition does not hold it. */
+  async liveKey(partition: string, key: string): Promise<LiveKey | undefined> {
+    const { rows } = await this.#executor.execute(
+      "SELECT partition, key, digest, sequence FROM live_key WHERE partition = ? AND key = ?",
+      [partition, key],
+    );
+    return rows[0] === undefined ? undefined : toLiveKey(rows[0]);
+  }
+
+  /** Content by its digest (hex), or undefined when the chunk store lacks it. */
+  async content(sha256: string): Promise<Uint8Array | undefined> {
+    if (!/^[0-9a-f]{64}$/.test(sha256)) {
+      throw new RunledgerError("invalid_argument", "a content digest is 64 lower-case hex digits");
+    }
+    const { rows } = await this.#executor.execute("SELECT data FROM chunk WHERE digest = ?", [
+      fromHex(sha256),
+    ]);
+    return rows[0]?.data as Uint8Array | undefined;
+  }
+
+  /** Units the staging area holds that are not done: abandoned mid-staging, or mid-commit. */
+  async pendingUnits(): Promise<PendingUnit[]> {
+    const { rows } = await this.#executor.execute(
+      `SELECT u.txn_id, u.state, u.created_at, (SELECT count(*) FROM unit_batch b
+  WHERE b.txn_id = u.txn_id) AS batches
+FROM unit u WHERE u.state <> 'done' ORDER BY u.created_at, u.txn_id`,
+    );
+    return rows.map((row) => ({
+      txnId: String(row.txn_id),
+      state: row.state === "sealed" ? "sealed" : "staging",
+      batches: Number(row.batches),
+      createdAt: Number(row.created_at),
+    }));
+  }
+}
+
+function toLogOp(row: Row): LogOp {
+  return {
+    commitId: Number(row.commit_id),
+    ordinal: Number(row.ordinal),
+    op: row.kind === "put" ? "put" : "tombstone",
+    key: String(row.key),
+    sha256: hexOrNull(row.digest),
+    expect: expectationOf(row.expect, row.expect_digest),
+  };
+}
+
+function toLiveKey(row: Row): LiveKey {
+  return {
+    partition: String(row.partition),
+    key: String(row.key),
+    sha256: hexOrNull(row.digest)!,
+    sequence: Number(row.sequence),
+  };
+}

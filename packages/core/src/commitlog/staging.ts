@@ -1,0 +1,178 @@
+/**
+ * The staging area: where a unit of work keeps what it staged until commit.
+ *
+ * A unit buffers a bounded number of ops and bytes in memory, then spills
+ * them here in one transaction: the op rows, each distinct content once, and
+ * the running counts of the batches they belong to. So a run that stages a
+ * million ops holds at most one buffer in memory, and a staged unit survives
+ * its process: after a crash the sealed unit can be resumed and committed
+ * under the same txn id.
+ *
+ * States of a unit: `staging` (accepting changes) → `sealed` (the last spill
+ * and the seal are one transaction, so a sealed unit is complete) → `done`
+ * (every batch decided; the op rows and contents are deleted, the batch rows
+ * stay as the unit's outcome).
+ */
+import type { Executor } from "../port/driver.js";
+import { RunledgerError } from "../port/errors.js";
+import type { SqlValue } from "../port/values.js";
+import type { PlannedBatch } from "./planner.js";
+
+export interface SpillRow {
+  readonly batch: number;
+  readonly ordinal: number;
+  readonly kind: "put" | "tombstone";
+  readonly key: string;
+  readonly digest: Uint8Array | null;
+  readonly expect: string | null;
+  readonly expectDigest: Uint8Array | null;
+}
+
+/** What a unit holds in memory between spills. */
+export class StagingBuffer {
+  rows: SpillRow[] = [];
+  /** Distinct contents by hex digest. */
+  contents = new Map<string, { digest: Uint8Array; data: Uint8Array }>();
+  /** Batches touched since the last spill (their counts are cumulative). */
+  batches = new Map<number, PlannedBatch>();
+  bytes = 0;
+
+  get empty(): boolean {
+    return this.rows.length === 0;
+  }
+
+  clear(): void {
+    this.rows = [];
+    this.contents = new Map();
+    this.batches = new Map();
+    this.bytes = 0;
+  }
+}
+
+/** Rows per multi-row INSERT: few statements, well under SQLite's parameter limit. */
+const ROWS_PER_INSERT = 64;
+/** Bytes of content per multi-row INSERT. */
+const CONTENT_BYTES_PER_INSERT = 1 << 20;
+
+export async function createUnit(tx: Executor, txnId: string, now: number): Promise<void> {
+  const { rows } = await tx.execute("SELECT state FROM unit WHERE txn_id = ?", [txnId]);
+  const used = await tx.execute("SELECT 1 AS used FROM log_commit WHERE txn_id = ? LIMIT 1", [
+    txnId,
+  ]);
+  if (rows.length > 0 || used.rows.length > 0) {
+    throw new RunledgerError(
+      "unit_exists",
+      `a unit of work with txn id ${JSON.stringify(txnId)} already exists in this log; ` +
+        "resume it with log.resume(txnId), or begin a new unit without a txn id",
+      { details: { txnId } },
+    );
+  }
+  await tx.execute("INSERT INTO unit (txn_id, state, created_at) VALUES (?, 'staging', ?)", [
+    txnId,
+    now,
+  ]);
+}
+
+/** Writes the buffer to the staging area; the caller's transaction makes it atomic. */
+export async function spill(tx: Executor, txnId: string, buffer: StagingBuffer): Promise<void> {
+  for (const batch of buffer.batches.values()) {
+    await tx.execute(
+      `INSERT INTO unit_batch (txn_id, batch, partition, intent, run_last, op_count, expect_count,
+  staged_at, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'staged')
+ON CONFLICT (txn_id, batch) DO UPDATE SET op_count = excluded.op_count,
+  expect_count = excluded.expect_count`,
+      [
+        txnId,
+        batch.batch,
+        batch.partition,
+        batch.intent,
+        batch.runLast ? 1 : 0,
+        batch.opCount,
+        batch.expectCount,
+        batch.stagedAt,
+      ],
+    );
+  }
+  const rows = buffer.rows;
+  for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
+    const slice = rows.slice(start, start + ROWS_PER_INSERT);
+    const params: SqlValue[] = [];
+    for (const row of slice) {
+      params.push(
+        txnId,
+        row.batch,
+        row.ordinal,
+        row.kind,
+        row.key,
+        row.digest,
+        row.expect,
+        row.expectDigest,
+      );
+    }
+    await tx.execute(
+      `INSERT INTO staged_op (txn_id, batch, ordinal, kind, key, digest, expect, expect_digest) VALUES ${placeholders(slice.length, 8)}`,
+      params,
+    );
+  }
+  let group: SqlValue[] = [];
+  let groupBytes = 0;
+  const flush = async () => {
+    if (group.length === 0) return;
+    await tx.execute(
+      `INSERT INTO staged_content (txn_id, digest, data) VALUES ${placeholders(group.length / 3, 3)}
+ON CONFLICT (txn_id, digest) DO NOTHING`,
+      group,
+    );
+    group = [];
+    groupBytes = 0;
+  };
+  for (const { digest, data } of buffer.contents.values()) {
+    group.push(txnId, digest, data);
+    groupBytes += data.byteLength;
+    if (group.length / 3 >= ROWS_PER_INSERT || groupBytes >= CONTENT_BYTES_PER_INSERT) {
+      await flush();
+    }
+  }
+  await flush();
+}
+
+/** Marks a unit sealed: nothing more is staged, and what is staged is complete. */
+export async function seal(tx: Executor, txnId: string, now: number): Promise<void> {
+  await tx.execute(
+    "UPDATE unit SET state = 'sealed', sealed_at = ? WHERE txn_id = ? AND state = 'staging'",
+    [now, txnId],
+  );
+}
+
+/** Drops a unit's staged ops and contents; with `keepOutcome` its unit and batch rows stay. */
+export async function clearStaging(
+  tx: Executor,
+  txnId: string,
+  keepOutcome: { now: number } | undefined,
+): Promise<void> {
+  await tx.execute("DELETE FROM staged_op WHERE txn_id = ?", [txnId]);
+  await tx.execute("DELETE FROM staged_content WHERE txn_id = ?", [txnId]);
+  if (keepOutcome === undefined) {
+    await tx.execute("DELETE FROM unit_batch WHERE txn_id = ?", [txnId]);
+    await tx.execute("DELETE FROM unit WHERE txn_id = ?", [txnId]);
+  } else {
+    await tx.execute("UPDATE unit SET state = 'done', done_at = ? WHERE txn_id = ?", [
+      keepOutcome.now,
+      txnId,
+    ]);
+  }
+}
+
+const PLACEHOLDERS = new Map<string, string>();
+
+/** "(?, ?), (?, ?)" for rows × columns, built once per shape. */
+export function placeholders(rows: number, columns: number): string {
+  const shape = `${rows}x${columns}`;
+  let text = PLACEHOLDERS.get(shape);
+  if (text === undefined) {
+    const row = `(${Array.from({ length: columns }, () => "?").join(", ")})`;
+    text = Array.from({ length: rows }, () => row).join(", ");
+    PLACEHOLDERS.set(shape, text);
+  }
+  return text;
+}

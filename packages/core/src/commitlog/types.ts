@@ -1,0 +1,121 @@
+/**
+ * What the commit log answers: staged ops, landed commits, refusals, and the
+ * result of committing a unit of work.
+ */
+import type { Intent } from "../changes/intents.js";
+import type { Expectation } from "../changes/ops.js";
+
+/** One op as it waits in the staging area. */
+export interface StagedOp {
+  /** The batch it commits in: one commit per partition per batch. */
+  readonly batch: number;
+  /** Its place in the batch, from 0. */
+  readonly ordinal: number;
+  readonly partition: string;
+  readonly intent: Intent;
+  readonly op: "put" | "tombstone";
+  readonly key: string;
+  /** The content digest of a put (hex); null for a tombstone. */
+  readonly sha256: string | null;
+  readonly expect: Expectation | null;
+}
+
+/** One commit as the log holds it. */
+export interface LogCommit {
+  /** The log's global order, from 1, gap-free: what a read model's cursor counts. */
+  readonly commitId: number;
+  readonly txnId: string;
+  readonly batch: number;
+  readonly partition: string;
+  /** The partition's own order, from 1, gap-free. */
+  readonly sequence: number;
+  readonly intent: Intent;
+  readonly opCount: number;
+  readonly stagedAt: number;
+  readonly committedAt: number;
+}
+
+/** One op of a landed commit. */
+export interface LogOp {
+  readonly commitId: number;
+  readonly ordinal: number;
+  readonly op: "put" | "tombstone";
+  readonly key: string;
+  readonly sha256: string | null;
+  readonly expect: Expectation | null;
+}
+
+/** A key that holds content now. */
+export interface LiveKey {
+  readonly partition: string;
+  readonly key: string;
+  readonly sha256: string;
+  /** The sequence of the commit that wrote it. */
+  readonly sequence: number;
+}
+
+/** An expectation that did not hold: "absent" / "present" / "sha256:<hex>" against what was found. */
+export interface ExpectationFailure {
+  readonly key: string;
+  readonly expected: string;
+  /** "absent", or "sha256:<hex>" of the content the key held. */
+  readonly found: string;
+}
+
+export type RefusalReason =
+  /** An op's expectation failed: nothing of this partition was committed by the unit. */
+  | "expectation_failed"
+  /** A run partition held back because a data partition of the same unit was refused. */
+  | "held_back";
+
+export interface RefusedPartition {
+  readonly partition: string;
+  readonly reason: RefusalReason;
+  /** The batches of the unit that did not land for this partition. */
+  readonly batches: readonly number[];
+  /** For expectation_failed: the failed expectations (the first 100), in op order. */
+  readonly failures: readonly ExpectationFailure[];
+  /** For expectation_failed: how many expectations failed in all. */
+  readonly failureCount: number;
+  /** For held_back: the refused data partitions that held it back. */
+  readonly heldBecause: readonly string[];
+}
+
+export interface CommittedPartition {
+  readonly partition: string;
+  /** Its commits from this unit, in order. */
+  readonly commits: readonly LogCommit[];
+}
+
+/** What the post-commit chunk check found. */
+export interface ChunkCheck {
+  /** Distinct contents the checked commits put. */
+  readonly checked: number;
+  /** Contents that were missing and were stored again (hex digests). */
+  readonly restored: readonly string[];
+  /** Contents still missing: neither the content source nor the staging area had them. */
+  readonly unavailable: readonly string[];
+}
+
+export interface CommitResult {
+  readonly txnId: string;
+  /** Partitions with commits from this unit, data partitions first, in commit order. */
+  readonly committed: readonly CommittedPartition[];
+  /** Partitions that did not land, with why. */
+  readonly refused: readonly RefusedPartition[];
+  readonly chunks: ChunkCheck;
+}
+
+/** A unit of work the staging area holds, as `pendingUnits()` lists it. */
+export interface PendingUnit {
+  readonly txnId: string;
+  /** staging: never sealed (its process stopped mid-staging); sealed: commit started, not finished. */
+  readonly state: "staging" | "sealed";
+  readonly batches: number;
+  readonly createdAt: number;
+}
+
+/** Gives back the bytes of a content by its digest, when the chunk store lost them. */
+export interface ContentSource {
+  read(sha256: string): Promise<Uint8Array | undefined>;
+}

@@ -1,0 +1,416 @@
+/**
+ * A unit of work on the commit log: `stage(change)` as the work happens,
+ * then `commit()` once (or `abandon()`).
+ *
+ * - Staging checks each change whole (`invalid_change`), places it in the
+ *   batch plan (./planner.ts) and keeps it in a bounded buffer that spills
+ *   to the log's staging area (./staging.ts). `stage` either stages the
+ *   change or throws and stages nothing.
+ * - `commit` seals the unit (the last spill and the seal are one
+ *   transaction), then decides every batch in order — data partitions
+ *   first, run partitions last — each in its own transaction
+ *   (./batch-commit.ts). A partition whose expectation fails is refused
+ *   whole; the others still commit.
+ * - The run-record rule is **hold back**: if any data partition of the unit
+ *   was refused, none of the unit's run partitions commit; they are
+ *   reported refused with reason `held_back`. A run record therefore never
+ *   names data whose partition was refused (docs/commit-log.md says why).
+ * - Every decision is stored with the batch, so committing again — after an
+ *   error, or in another process after a crash (`log.resume(txnId)`) — keeps
+ *   the txn id, skips what landed or was refused, and lands only the rest.
+ * - After the batches, the chunk check (./chunks.ts) re-stores any missing
+ *   content; then the staged ops and contents are deleted and the unit is
+ *   done. Its batch rows stay as its outcome, so a later commit() or resume
+ *   answers the same result.
+ */
+import { checkChange, type TypedChange } from "../changes/change.js";
+import { RunledgerError } from "../port/errors.js";
+import type { Row } from "../port/values.js";
+import { type BatchRow, commitBatch } from "./batch-commit.js";
+import { checkChunks } from "./chunks.js";
+import type { DatabaseAccess, LogContext } from "./context.js";
+import { expectationColumns, expectationOf, fromHex, hexOrNull } from "./digests.js";
+import { BatchPlanner } from "./planner.js";
+import { clearStaging, StagingBuffer, seal, spill } from "./staging.js";
+import type {
+  ChunkCheck,
+  CommitResult,
+  CommittedPartition,
+  ContentSource,
+  ExpectationFailure,
+  LogCommit,
+  RefusedPartition,
+  StagedOp,
+} from "./types.js";
+
+export type UnitState =
+  /** Taking changes. */
+  | "staging"
+  /** Resumed after its process stopped mid-staging: incomplete, so it can only be abandoned. */
+  | "incomplete"
+  /** Commit started: takes no more changes; commit() again continues it. */
+  | "sealed"
+  | "done"
+  | "abandoned";
+
+export interface UnitOptions {
+  /** Where the chunk check finds content the chunk store lost. */
+  readonly contentSource?: ContentSource;
+  /** Spill the buffer once it holds this many ops (default 1024). */
+  readonly spillOps?: number;
+  /** … or this many bytes of content (default 4 MiB). */
+  readonly spillBytes?: number;
+}
+
+const DEFAULT_SPILL_OPS = 1024;
+const DEFAULT_SPILL_BYTES = 4 << 20;
+const PAGE = 512;
+
+export class CommitUnit {
+  readonly txnId: string;
+  readonly #access: DatabaseAccess;
+  readonly #context: LogContext;
+  readonly #options: UnitOptions;
+  readonly #planner = new BatchPlanner();
+  readonly #buffer = new StagingBuffer();
+  #state: UnitState;
+  #result: CommitResult | undefined;
+  #tail: Promise<unknown> = Promise.resolve();
+
+  /** @internal Units come from `log.begin()` and `log.resume()`. */
+  constructor(
+    access: DatabaseAccess,
+    context: LogContext,
+    txnId: string,
+    state: UnitState,
+    options: UnitOptions = {},
+  ) {
+    this.#access = access;
+    this.#context = context;
+    this.txnId = txnId;
+    this.#state = state;
+    this.#options = options;
+  }
+
+  get state(): UnitState {
+    return this.#state;
+  }
+
+  /** Ops held in memory, not yet spilled to the staging area. */
+  get buffered(): number {
+    return this.#buffer.rows.length;
+  }
+
+  /** Stages one typed change, or throws and stages nothing. */
+  stage(change: TypedChange): Promise<void> {
+    return this.#serialize(async () => {
+      this.#checkStaging("stage a change");
+      const checked = checkChange(change);
+      if (this.#full()) await this.#spill();
+      const buffer = this.#buffer;
+      for (const placement of this.#planner.place(checked, this.#context.clock())) {
+        buffer.batches.set(placement.batch.batch, placement.batch);
+        let ordinal = placement.ordinal;
+        for (const op of placement.ops) {
+          const [expect, expectDigest] = expectationColumns(op.expect);
+          let digest: Uint8Array | null = null;
+          if (op.op === "put") {
+            const known = buffer.contents.get(op.sha256);
+            if (known === undefined) {
+              digest = fromHex(op.sha256);
+              buffer.contents.set(op.sha256, { digest, data: op.bytes.slice() });
+              buffer.bytes += op.bytes.byteLength;
+            } else {
+              digest = known.digest;
+            }
+          }
+          buffer.rows.push({
+            batch: placement.batch.batch,
+            ordinal: ordinal++,
+            kind: op.op,
+            key: op.key,
+            digest,
+            expect,
+            expectDigest,
+          });
+        }
+      }
+    });
+  }
+
+  /** Every op staged and not yet committed, in batch order (read from the staging area). */
+  async *stagedOps(): AsyncGenerator<StagedOp> {
+    await this.#serialize(async () => {
+      if (this.#state === "staging" && !this.#buffer.empty) await this.#spill();
+    });
+    let batch = -1;
+    let ordinal = -1;
+    for (;;) {
+      const { rows } = await this.#access.read((reader) =>
+        reader.execute(
+          `SELECT o.batch, o.ordinal, b.partition, b.intent, o.kind, o.key, o.digest, o.expect,
+  o.expect_digest
+FROM staged_op o JOIN unit_batch b ON b.txn_id = o.txn_id AND b.batch = o.batch
+WHERE o.txn_id = ? AND b.state = 'staged' AND (o.batch > ? OR (o.batch = ? AND o.ordinal > ?))
+ORDER BY o.batch, o.ordinal LIMIT ?`,
+          [this.txnId, batch, batch, ordinal, PAGE],
+        ),
+      );
+      for (const row of rows) yield toStagedOp(row);
+      if (rows.length < PAGE) return;
+      const last = rows[rows.length - 1]!;
+      batch = Number(last.batch);
+      ordinal = Number(last.ordinal);
+    }
+  }
+
+  /**
+   * Commits what is staged: one commit per partition per batch, each its own
+   * transaction, run partitions last. Safe to call again after it threw: it
+   * lands only what had not landed. Once done it answers the same result.
+   */
+  commit(): Promise<CommitResult> {
+    return this.#serialize(async () => {
+      if (this.#state === "abandoned") throw closed(this.txnId, "commit", "it was abandoned");
+      if (this.#state === "incomplete") throw incomplete(this.txnId);
+      if (this.#state === "staging") {
+        const now = this.#context.clock();
+        await this.#access.transact(async (tx) => {
+          if (!this.#buffer.empty) await spill(tx, this.txnId, this.#buffer);
+          await seal(tx, this.txnId, now);
+        });
+        this.#buffer.clear();
+        this.#state = "sealed";
+      }
+      if (this.#state === "sealed") {
+        await this.#decideBatches();
+        const chunks = await checkChunks(
+          this.#access,
+          { txnId: this.txnId },
+          this.#options.contentSource,
+        );
+        const now = this.#context.clock();
+        await this.#access.transact((tx) => clearStaging(tx, this.txnId, { now }));
+        this.#state = "done";
+        this.#result = await this.#readResult(chunks);
+      }
+      this.#result ??= await this.#readResult(
+        await checkChunks(this.#access, { txnId: this.txnId }, this.#options.contentSource),
+      );
+      return this.#result;
+    });
+  }
+
+  /**
+   * Discards what is staged and not landed. Before commit() nothing lands at
+   * all; after a commit() that threw, what already landed stays (commits are
+   * permanent) and the rest, run partitions included, never will.
+   */
+  abandon(): Promise<void> {
+    return this.#serialize(async () => {
+      if (this.#state === "abandoned") return;
+      if (this.#state === "done") throw closed(this.txnId, "abandon", "it is already committed");
+      this.#buffer.clear();
+      await this.#access.transact((tx) => clearStaging(tx, this.txnId, undefined));
+      this.#state = "abandoned";
+    });
+  }
+
+  async #decideBatches(): Promise<void> {
+    const checked = new Set<string>();
+    let refusedData: string[] | undefined;
+    let after = { runLast: -1, batch: -1 };
+    for (;;) {
+      const page = await this.#access.read(async (reader) =>
+        (
+          await reader.execute(
+            `SELECT batch, partition, intent, run_last, op_count, expect_count, staged_at, state
+FROM unit_batch WHERE txn_id = ? AND state = 'staged'
+  AND (run_last > ? OR (run_last = ? AND batch > ?))
+ORDER BY run_last, batch LIMIT ?`,
+            [this.txnId, after.runLast, after.runLast, after.batch, PAGE],
+          )
+        ).rows.map(toBatchRow),
+      );
+      for (const batch of page) {
+        if (batch.runLast) {
+          refusedData ??= await this.#refusedDataPartitions();
+          if (refusedData.length > 0) return this.#holdRunBatches(refusedData);
+        }
+        const now = this.#context.clock();
+        const whole = !checked.has(batch.partition);
+        await this.#access.transact((tx) =>
+          commitBatch(tx, this.txnId, batch, { checkWholePartition: whole, now }),
+        );
+        checked.add(batch.partition);
+      }
+      if (page.length < PAGE) return;
+      const last = page[page.length - 1]!;
+      after = { runLast: last.runLast ? 1 : 0, batch: last.batch };
+    }
+  }
+
+  #refusedDataPartitions(): Promise<string[]> {
+    return this.#access.read(async (reader) => {
+      const { rows } = await reader.execute(
+        `SELECT DISTINCT partition FROM unit_batch
+WHERE txn_id = ? AND run_last = 0 AND state = 'refused' ORDER BY partition`,
+        [this.txnId],
+      );
+      return rows.map((row) => String(row.partition));
+    });
+  }
+
+  async #holdRunBatches(refusedData: string[]): Promise<void> {
+    const outcome = JSON.stringify({ reason: "held_back", heldBecause: refusedData });
+    await this.#access.transact((tx) =>
+      tx.execute(
+        `UPDATE unit_batch SET state = 'held', outcome = ?
+WHERE txn_id = ? AND run_last = 1 AND state = 'staged'`,
+        [outcome, this.txnId],
+      ),
+    );
+  }
+
+  async #readResult(chunks: ChunkCheck): Promise<CommitResult> {
+    const rows = await this.#access.read(
+      async (reader) =>
+        (
+          await reader.execute(
+            `SELECT b.batch, b.partition, b.state, b.outcome, c.commit_id, c.txn_id, c.sequence,
+  c.intent, c.op_count, c.staged_at, c.committed_at
+FROM unit_batch b LEFT JOIN log_commit c ON c.txn_id = b.txn_id AND c.batch = b.batch
+WHERE b.txn_id = ? ORDER BY b.run_last, b.batch`,
+            [this.txnId],
+          )
+        ).rows,
+    );
+    const committed = new Map<string, LogCommit[]>();
+    const refused = new Map<string, RefusedPartition>();
+    const landed = rows
+      .filter((row) => row.state === "committed" && row.commit_id !== null)
+      .sort((a, b) => Number(a.commit_id) - Number(b.commit_id));
+    for (const row of landed) {
+      const partition = String(row.partition);
+      const list = committed.get(partition) ?? [];
+      list.push(toLogCommit(row));
+      committed.set(partition, list);
+    }
+    for (const row of rows) {
+      if (row.state !== "refused" && row.state !== "held") continue;
+      const partition = String(row.partition);
+      const known = refused.get(partition);
+      if (known !== undefined) {
+        (known.batches as number[]).push(Number(row.batch));
+        continue;
+      }
+      const outcome = JSON.parse(String(row.outcome ?? "{}")) as {
+        reason?: string;
+        failures?: ExpectationFailure[];
+        failureCount?: number;
+        heldBecause?: string[];
+      };
+      refused.set(partition, {
+        partition,
+        reason: row.state === "held" ? "held_back" : "expectation_failed",
+        batches: [Number(row.batch)],
+        failures: outcome.failures ?? [],
+        failureCount: outcome.failureCount ?? 0,
+        heldBecause: outcome.heldBecause ?? [],
+      });
+    }
+    const committedList: CommittedPartition[] = [...committed].map(([partition, commits]) => ({
+      partition,
+      commits,
+    }));
+    return { txnId: this.txnId, committed: committedList, refused: [...refused.values()], chunks };
+  }
+
+  #full(): boolean {
+    return (
+      this.#buffer.rows.length >= (this.#options.spillOps ?? DEFAULT_SPILL_OPS) ||
+      this.#buffer.bytes >= (this.#options.spillBytes ?? DEFAULT_SPILL_BYTES)
+    );
+  }
+
+  async #spill(): Promise<void> {
+    await this.#access.transact((tx) => spill(tx, this.txnId, this.#buffer));
+    this.#buffer.clear();
+  }
+
+  #checkStaging(action: string): void {
+    if (this.#state === "staging") return;
+    if (this.#state === "incomplete") throw incomplete(this.txnId);
+    const why =
+      this.#state === "abandoned"
+        ? "it was abandoned"
+        : this.#state === "done"
+          ? "it is already committed"
+          : "its commit has started";
+    throw closed(this.txnId, action, why);
+  }
+
+  /** One operation of this unit at a time, in call order. */
+  #serialize<T>(operation: () => Promise<T>): Promise<T> {
+    const turn = this.#tail.then(operation);
+    this.#tail = turn.catch(() => undefined);
+    return turn;
+  }
+}
+
+function closed(txnId: string, action: string, why: string): RunledgerError {
+  return new RunledgerError(
+    "unit_closed",
+    `cannot ${action} in unit ${txnId}: ${why}; begin a new unit for new work`,
+    { details: { txnId } },
+  );
+}
+
+function incomplete(txnId: string): RunledgerError {
+  return new RunledgerError(
+    "unit_incomplete",
+    `unit ${txnId} was still staging when its process stopped, so what it staged is ` +
+      "incomplete and must not land; abandon() it and stage the work again",
+    { details: { txnId } },
+  );
+}
+
+function toBatchRow(row: Row): BatchRow {
+  return {
+    batch: Number(row.batch),
+    partition: String(row.partition),
+    intent: row.intent as BatchRow["intent"],
+    runLast: Number(row.run_last) === 1,
+    opCount: Number(row.op_count),
+    expectCount: Number(row.expect_count),
+    stagedAt: Number(row.staged_at),
+    state: row.state as BatchRow["state"],
+  };
+}
+
+export function toLogCommit(row: Row): LogCommit {
+  return {
+    commitId: Number(row.commit_id),
+    txnId: String(row.txn_id),
+    batch: Number(row.batch),
+    partition: String(row.partition),
+    sequence: Number(row.sequence),
+    intent: row.intent as LogCommit["intent"],
+    opCount: Number(row.op_count),
+    stagedAt: Number(row.staged_at),
+    committedAt: Number(row.committed_at),
+  };
+}
+
+function toStagedOp(row: Row): StagedOp {
+  return {
+    batch: Number(row.batch),
+    ordinal: Number(row.ordinal),
+    partition: String(row.partition),
+    intent: row.intent as StagedOp["intent"],
+    op: row.kind === "put" ? "put" : "tombstone",
+    key: String(row.key),
+    sha256: hexOrNull(row.digest),
+    expect: expectationOf(row.expect, row.expect_digest),
+  };
+}

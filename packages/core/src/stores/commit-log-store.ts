@@ -1,0 +1,124 @@
+/**
+ * The providers of commit logs and read models, shaped like RunStore: one
+ * authoritative entry per canonical location, each database recognized (or
+ * created, with `{ create: true }`) before the first handle is given out.
+ * They live above commitlog/ because they compose it with the connection
+ * provider; commitlog/ itself only needs a DatabaseAccess.
+ */
+
+import type { LogContext } from "../commitlog/context.js";
+import { establishCommitLog, establishReadModel } from "../commitlog/establish.js";
+import { CommitLog } from "../commitlog/log.js";
+import { ReadModel } from "../commitlog/read-model.js";
+import { LogReader } from "../commitlog/reader.js";
+import {
+  ConnectionProvider,
+  type ConnectionProviderOptions,
+  type EntrySummary,
+} from "../connection/provider.js";
+import { isRunledgerError, RunledgerError } from "../port/errors.js";
+import { SerialAccess } from "./serial-access.js";
+
+export interface CommitLogStoreOptions extends Omit<ConnectionProviderOptions<true>, "establish"> {
+  /** Milliseconds since the epoch for timestamps. Default Date.now. */
+  readonly clock?: () => number;
+  /** Txn ids and log ids. Default crypto.randomUUID. */
+  readonly newId?: () => string;
+}
+
+export interface StoreOpenOptions {
+  /** Create the database when the location holds none yet. */
+  readonly create?: boolean;
+}
+
+export class CommitLogStore {
+  readonly #provider: ConnectionProvider<true>;
+  readonly #context: LogContext;
+
+  constructor(options: CommitLogStoreOptions) {
+    this.#context = {
+      clock: options.clock ?? (() => Date.now()),
+      newId: options.newId ?? (() => crypto.randomUUID()),
+    };
+    this.#provider = new ConnectionProvider<true>({
+      ...options,
+      establish: establishCommitLog(this.#context),
+    });
+  }
+
+  async open(location: string, options: StoreOpenOptions = {}): Promise<CommitLog> {
+    const lease = await openLease(this.#provider, location, options, "commit log");
+    const access = new SerialAccess(lease);
+    try {
+      const { logId } = await access.read((scope) => new LogReader(scope).info());
+      return new CommitLog(access, this.#context, logId, () => access.release());
+    } catch (error) {
+      await access.release();
+      throw error;
+    }
+  }
+
+  close(): Promise<void> {
+    return this.#provider.close();
+  }
+
+  get closed(): boolean {
+    return this.#provider.closed;
+  }
+
+  get entries(): EntrySummary[] {
+    return this.#provider.entries;
+  }
+}
+
+export type ReadModelStoreOptions = Omit<ConnectionProviderOptions<true>, "establish">;
+
+export class ReadModelStore {
+  readonly #provider: ConnectionProvider<true>;
+
+  constructor(options: ReadModelStoreOptions) {
+    this.#provider = new ConnectionProvider<true>({ ...options, establish: establishReadModel() });
+  }
+
+  async open(location: string, options: StoreOpenOptions = {}): Promise<ReadModel> {
+    const lease = await openLease(this.#provider, location, options, "read model");
+    const access = new SerialAccess(lease);
+    return new ReadModel(access, () => access.release());
+  }
+
+  close(): Promise<void> {
+    return this.#provider.close();
+  }
+
+  get closed(): boolean {
+    return this.#provider.closed;
+  }
+
+  get entries(): EntrySummary[] {
+    return this.#provider.entries;
+  }
+}
+
+async function openLease(
+  provider: ConnectionProvider<true>,
+  location: string,
+  options: StoreOpenOptions,
+  what: string,
+) {
+  try {
+    return await provider.open(location, options.create === true ? { create: true } : {});
+  } catch (error) {
+    if (
+      options.create !== true &&
+      isRunledgerError(error, "cannot_open") &&
+      error.details?.missing === "file"
+    ) {
+      throw new RunledgerError(
+        "not_found",
+        `no ${what} at ${location}; pass { create: true } to create one`,
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}

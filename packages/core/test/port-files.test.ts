@@ -1,0 +1,158 @@
+import { describe, expect, it } from "vitest";
+import { RunledgerError } from "../src/port/errors.js";
+import {
+  canonicalFilePath,
+  checkFileOpenable,
+  type FileSystemProbe,
+  resolvePosix,
+  splitPosix,
+} from "../src/port/files.js";
+
+/**
+ * An in-memory file system: entries by absolute path, symlinks as a map from
+ * a link path to its target. realpath resolves links component by component,
+ * as the real one does.
+ */
+function fakeFileSystem(options: {
+  cwd: string;
+  files?: string[];
+  directories?: string[];
+  links?: Record<string, string>;
+}): FileSystemProbe & { calls: string[] } {
+  const files = new Set(options.files ?? []);
+  const directories = new Set(["/", ...(options.directories ?? [])]);
+  const links = options.links ?? {};
+  const calls: string[] = [];
+
+  function resolve(path: string): string | undefined {
+    let current = "/";
+    for (const segment of path.split("/").filter((s) => s !== "")) {
+      let next = current === "/" ? `/${segment}` : `${current}/${segment}`;
+      for (let hops = 0; links[next] !== undefined; hops++) {
+        if (hops > 8) return undefined;
+        next = resolvePosix(current, links[next]!);
+      }
+      if (!files.has(next) && !directories.has(next)) return undefined;
+      current = next;
+    }
+    return current;
+  }
+
+  return {
+    calls,
+    cwd: () => options.cwd,
+    async realpath(path) {
+      calls.push(`realpath ${path}`);
+      return resolve(path);
+    },
+    async kind(path) {
+      calls.push(`kind ${path}`);
+      const real = resolve(path);
+      if (real === undefined) return undefined;
+      return directories.has(real) ? "directory" : "file";
+    },
+  };
+}
+
+describe("resolvePosix", () => {
+  it("joins a relative path onto the base", () => {
+    expect(resolvePosix("/work/app", "data/run.db")).toBe("/work/app/data/run.db");
+  });
+
+  it("ignores the base for an absolute path", () => {
+    expect(resolvePosix("/work/app", "/srv/run.db")).toBe("/srv/run.db");
+  });
+
+  it("removes `.` segments, doubled slashes and a trailing slash", () => {
+    expect(resolvePosix("/", "/a/./b//c/")).toBe("/a/b/c");
+  });
+
+  it("resolves `..` lexically, never above the root", () => {
+    expect(resolvePosix("/work/app", "../other/../run.db")).toBe("/work/run.db");
+    expect(resolvePosix("/", "../../etc/x")).toBe("/etc/x");
+    expect(resolvePosix("/a", "..")).toBe("/");
+  });
+});
+
+describe("splitPosix", () => {
+  it("splits a path into its directory and base name", () => {
+    expect(splitPosix("/a/b/run.db")).toStrictEqual({ directory: "/a/b", base: "run.db" });
+    expect(splitPosix("/run.db")).toStrictEqual({ directory: "/", base: "run.db" });
+  });
+});
+
+describe("canonicalFilePath", () => {
+  it("resolves every symlink of an existing file, the file's own included", async () => {
+    const fs = fakeFileSystem({
+      cwd: "/home/me",
+      directories: ["/home", "/home/me", "/data", "/data/runs"],
+      files: ["/data/runs/real.db"],
+      links: { "/home/me/runs": "/data/runs", "/data/runs/alias.db": "real.db" },
+    });
+    expect(await canonicalFilePath("runs/alias.db", fs)).toBe("/data/runs/real.db");
+    expect(await canonicalFilePath("/home/me/runs/../runs/real.db", fs)).toBe("/data/runs/real.db");
+  });
+
+  it("resolves the directory's symlinks for a file that does not exist yet", async () => {
+    const fs = fakeFileSystem({
+      cwd: "/home/me",
+      directories: ["/home", "/home/me", "/data", "/data/runs"],
+      links: { "/home/me/runs": "/data/runs" },
+    });
+    expect(await canonicalFilePath("runs/new.db", fs)).toBe("/data/runs/new.db");
+    expect(await canonicalFilePath("./runs//new.db", fs)).toBe("/data/runs/new.db");
+  });
+
+  it("keeps the lexical absolute path when the directory is missing", async () => {
+    const fs = fakeFileSystem({ cwd: "/home/me", directories: ["/home", "/home/me"] });
+    expect(await canonicalFilePath("missing/../missing/run.db", fs)).toBe(
+      "/home/me/missing/run.db",
+    );
+  });
+
+  it("places a new file in the root directory without a doubled slash", async () => {
+    const fs = fakeFileSystem({ cwd: "/" });
+    expect(await canonicalFilePath("/run.db", fs)).toBe("/run.db");
+  });
+});
+
+describe("checkFileOpenable", () => {
+  const fs = () =>
+    fakeFileSystem({
+      cwd: "/w",
+      directories: ["/w", "/w/dir"],
+      files: ["/w/there.db"],
+    });
+
+  async function refusal(location: string, create: boolean): Promise<RunledgerError> {
+    try {
+      await checkFileOpenable(location, create, fs());
+    } catch (error) {
+      expect(error).toBeInstanceOf(RunledgerError);
+      return error as RunledgerError;
+    }
+    return expect.fail(`${location} was accepted`);
+  }
+
+  it("refuses a file in a missing directory as cannot_open, with no cause", async () => {
+    const error = await refusal("nowhere/run.db", true);
+    expect(error.code).toBe("cannot_open");
+    expect(error.sqliteCode).toBe("SQLITE_CANTOPEN");
+    expect(error.cause).toBeUndefined();
+    expect(error.message).toContain("/w/nowhere");
+  });
+
+  it("refuses a directory as cannot_open", async () => {
+    expect((await refusal("dir", true)).code).toBe("cannot_open");
+  });
+
+  it("refuses a missing file unless asked to create it", async () => {
+    expect((await refusal("new.db", false)).code).toBe("cannot_open");
+    await expect(checkFileOpenable("new.db", true, fs())).resolves.toBeUndefined();
+  });
+
+  it("accepts an existing file whether or not creation is allowed", async () => {
+    await expect(checkFileOpenable("there.db", false, fs())).resolves.toBeUndefined();
+    await expect(checkFileOpenable("/w/there.db", true, fs())).resolves.toBeUndefined();
+  });
+});

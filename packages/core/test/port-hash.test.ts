@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { createSha256, sha256, sha256Hex, toHex, utf8 } from "../src/port/hash.js";
+
+// FIPS 180-2 test vectors.
+const EMPTY = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+const ABC = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+const TWO_BLOCKS = "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1";
+const TWO_BLOCKS_INPUT = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+
+describe("sha256", () => {
+  it("hashes the empty input to the standard digest", () => {
+    expect(sha256Hex("")).toBe(EMPTY);
+    expect(sha256Hex(new Uint8Array(0))).toBe(EMPTY);
+  });
+
+  it('hashes "abc" to the standard digest', () => {
+    expect(sha256Hex("abc")).toBe(ABC);
+    expect(sha256Hex(Uint8Array.of(0x61, 0x62, 0x63))).toBe(ABC);
+  });
+
+  it("hashes a two-block message to the standard digest", () => {
+    expect(sha256Hex(TWO_BLOCKS_INPUT)).toBe(TWO_BLOCKS);
+  });
+
+  it("returns 32 raw bytes matching the hex form", () => {
+    const digest = sha256("abc");
+    expect(digest).toBeInstanceOf(Uint8Array);
+    expect(digest.byteLength).toBe(32);
+    expect(toHex(digest)).toBe(ABC);
+  });
+
+  it("gives the same digest incrementally, whatever the chunking", () => {
+    const bytes = utf8(TWO_BLOCKS_INPUT);
+    for (const size of [1, 7, 55, 64]) {
+      const stream = createSha256();
+      for (let i = 0; i < bytes.length; i += size) stream.update(bytes.subarray(i, i + size));
+      expect(toHex(stream.digest()), `chunks of ${size}`).toBe(TWO_BLOCKS);
+    }
+  });
+});
+
+describe("utf8 and toHex", () => {
+  it("encodes an astral character as four UTF-8 bytes", () => {
+    expect(toHex(utf8("😀"))).toBe("f09f9880");
+    expect(toHex(utf8("é"))).toBe("c3a9");
+  });
+
+  it("writes two lower-case digits per byte, zero-padded", () => {
+    expect(toHex(Uint8Array.of(0, 1, 15, 16, 171, 255))).toBe("00010f10abff");
+    expect(toHex(new Uint8Array(0))).toBe("");
+  });
+});
