@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { realpath, stat } from "node:fs/promises";
 import { pathToFileURL } from "node:url";
 import { type Client, createClient } from "@libsql/client";
@@ -38,6 +39,7 @@ const files: FileSystemProbe = {
 export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
   return {
     name: "libsql",
+    asyncContext: new AsyncLocalStorage(),
     async canonicalize(location: string): Promise<string> {
       const parsed = parse(location);
       return parsed.kind === "file" ? canonicalFilePath(parsed.path, files) : parsed.url;

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { realpath, stat } from "node:fs/promises";
 import {
   canonicalFilePath,
@@ -31,6 +32,7 @@ export function nodeDriver(options: NodeDriverOptions = {}): Driver {
   const cacheSize = options.statementCacheSize ?? 256;
   return {
     name: "better-sqlite3",
+    asyncContext: new AsyncLocalStorage(),
     canonicalize: (location) => canonicalFilePath(location, files),
     async open(location: string, open: OpenOptions): Promise<DriverConnection> {
       await checkFileOpenable(location, open.create && !open.readOnly, files);

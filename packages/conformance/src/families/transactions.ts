@@ -262,6 +262,50 @@ export function describeTransactions(fx: Fixtures): void {
         expect(await column(lease, "log")).toStrictEqual([1, 3, 4]);
       });
 
+      it("refuses a transaction nested through another lease of the same location, where the driver has an async context", async () => {
+        const { s, location, lease } = await logLease();
+        const other = await s.open(location);
+        if (fx.subject.driver().asyncContext === undefined) {
+          // Without an async context the nesting cannot be told from concurrency:
+          // concurrent use of two leases must still queue and both commit.
+          await Promise.all([
+            lease.transact((tx) => insert(tx, 1)),
+            other.transact((tx) => insert(tx, 2)),
+          ]);
+          expect(await column(lease, "log")).toStrictEqual([1, 2]);
+          return;
+        }
+        await lease.transact(async (tx) => {
+          await insert(tx, 1);
+          const nested = await failureOf(() => other.transact((inner) => insert(inner, 2)));
+          expect(nested.code).toBe("transaction_reentered");
+          expect((await failureOf(() => other.read(async () => 0))).code).toBe(
+            "transaction_reentered",
+          );
+        });
+        // Work scheduled inside a callback that runs after it ended is not nested.
+        let later: Promise<number> | undefined;
+        await lease.transact(async () => {
+          later = new Promise((resolve, reject) =>
+            setTimeout(() => {
+              other
+                .transact(async (tx) => {
+                  await insert(tx, 3);
+                  return 3;
+                })
+                .then(resolve, reject);
+            }, 20),
+          );
+        });
+        expect(await later).toBe(3);
+        // Concurrent, not nested: both queue and commit.
+        await Promise.all([
+          lease.transact((tx) => insert(tx, 4)),
+          other.transact((tx) => insert(tx, 5)),
+        ]);
+        expect(await column(lease, "log")).toStrictEqual([1, 3, 4, 5]);
+      });
+
       it("fails with write_in_read when read writes, and the entry stays writable", async () => {
         const { lease } = await logLease();
         for (const write of [

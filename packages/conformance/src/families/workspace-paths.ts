@@ -50,7 +50,7 @@ export function referencePathIsValid(path: string): boolean {
   if (path.length === 0 || !wellFormed(path)) return false;
   for (const character of path) {
     const code = character.codePointAt(0)!;
-    if (code <= 0x1f || code === 0x7f || character === "\\") return false;
+    if (code <= 0x1f || (code >= 0x7f && code <= 0x9f) || character === "\\") return false;
   }
   if (path.normalize("NFC") !== path) return false;
   if (byteLength(path) > MAX_PATH_BYTES) return false;
@@ -85,6 +85,7 @@ const INVALID: readonly [label: string, path: string][] = [
   ["tab", "a\tb"],
   ["newline", "a\nb"],
   ["control character U+001F", "\u001fa"],
+  ["C1 control character U+0085", "a\u0085b"],
   ["DEL", "a\u007f"],
   ["backslash", "a\\b"],
   ["non-NFC (decomposed é)", "cafe\u0301"],
@@ -186,7 +187,17 @@ export function describeWorkspacePaths(fx: Fixtures): void {
         { arbitrary: fc.constant("/"), weight: 4 },
         { arbitrary: fc.constant("."), weight: 3 },
         {
-          arbitrary: fc.constantFrom("\\", "\u0000", "\u0001", "\t", "\n", "\u001f", "\u007f"),
+          arbitrary: fc.constantFrom(
+            "\\",
+            "\u0000",
+            "\u0001",
+            "\t",
+            "\n",
+            "\u001f",
+            "\u007f",
+            "\u0085",
+            "\u009f",
+          ),
           weight: 1,
         },
         { arbitrary: fc.constantFrom("\u0080", "\u009f", "\u00a0", "\u200b", "\ufeff"), weight: 1 },

@@ -1,12 +1,24 @@
+import type { AsyncContext } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { runReadTransaction, runWriteTransaction } from "../transaction/owner.js";
 import type { ReadScope, WriteScope } from "../transaction/scope.js";
 import type { Entry } from "./entry.js";
 
+/**
+ * The async-context mark of an operation in progress on an entry. Work that
+ * outlives the operation (a timer set inside the callback) keeps the mark but
+ * sees it inactive, so only truly nested calls are refused.
+ */
+interface Turn {
+  readonly entry: Entry;
+  active: boolean;
+}
+
 /** What a lease needs from the provider that handed it out. */
 export interface LeaseOwner {
   readonly closed: boolean;
   readonly busyTimeoutMs: number;
+  readonly asyncContext: AsyncContext | undefined;
   releaseLease(entry: Entry): Promise<void>;
   discardPoisoned(entry: Entry): Promise<void>;
 }
@@ -16,8 +28,10 @@ export interface LeaseOwner {
  * releasing one never disturbs the others. One lease runs one operation at a
  * time: calling `transact` or `read` on a lease whose operation is still
  * running is refused (`transaction_reentered`) because, from inside the
- * callback, it could only wait for itself. Concurrent work takes a second
- * lease (leases of one location queue in arrival order).
+ * callback, it could only wait for itself. Where the driver gives an async
+ * context, the same call from inside a callback through *another* lease of
+ * the same entry is refused too. Concurrent work takes a second lease
+ * (leases of one location queue in arrival order).
  */
 export class Lease {
   readonly #entry: Entry;
@@ -60,7 +74,9 @@ export class Lease {
 
   async #operate<T>(action: string, operation: () => Promise<T>): Promise<T> {
     this.#checkUsable(action);
-    if (this.#running) {
+    const context = this.#owner.asyncContext;
+    const outer = context?.getStore() as Turn | undefined;
+    if (this.#running || (outer?.entry === this.#entry && outer.active)) {
       throw new RunledgerError(
         "transaction_reentered",
         `cannot ${action}: this lease's previous transact/read has not finished. Inside a ` +
@@ -73,9 +89,11 @@ export class Lease {
         // Queued before a close or a release, it still runs; poisoning stops it.
         const poisoned = this.#entry.poisonError;
         if (poisoned !== undefined) throw poisoned;
+        const turn: Turn = { entry: this.#entry, active: true };
         try {
-          return await operation();
+          return await (context === undefined ? operation() : context.run(turn, operation));
         } finally {
+          turn.active = false;
           if (this.#entry.state === "poisoned") await this.#owner.discardPoisoned(this.#entry);
         }
       });

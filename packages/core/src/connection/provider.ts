@@ -1,4 +1,4 @@
-import type { ConnectionSettings, Driver, DriverConnection } from "../port/driver.js";
+import type { AsyncContext, ConnectionSettings, Driver, DriverConnection } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { retryWhileBusy } from "../transaction/busy.js";
 import { runReadTransaction, runWriteTransaction } from "../transaction/owner.js";
@@ -84,6 +84,10 @@ export class ConnectionProvider<Create = unknown> implements LeaseOwner {
 
   get driver(): Driver {
     return this.#driver;
+  }
+
+  get asyncContext(): AsyncContext | undefined {
+    return this.#driver.asyncContext;
   }
 
   /** The entries open now, for inspection and tests. */

@@ -19,6 +19,19 @@ export interface Driver {
   canonicalize(location: string): Promise<string>;
   /** Opens one physical connection. Never creates a file unless `create` is true. */
   open(location: string, options: OpenOptions): Promise<DriverConnection>;
+  /**
+   * The runtime's async context (Node's AsyncLocalStorage, or any object with
+   * the same two methods), where it has one. With it, core recognizes a
+   * transaction started from inside another transaction's callback on the
+   * same database, on any lease, and refuses it instead of deadlocking.
+   */
+  readonly asyncContext?: AsyncContext;
+}
+
+/** The two methods of an async context store that core uses. */
+export interface AsyncContext {
+  run<R>(store: unknown, fn: () => R): R;
+  getStore(): unknown;
 }
 
 export interface OpenOptions {

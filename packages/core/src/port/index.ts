@@ -5,6 +5,7 @@
 
 export { RunledgerDialect } from "./dialect.js";
 export type {
+  AsyncContext,
   BeginMode,
   ConnectionSettings,
   Driver,

@@ -2,7 +2,7 @@
  * Workspace paths. One rule, checked before anything is written:
  * - relative POSIX: segments joined by "/", no leading or trailing "/";
  * - no empty, "." or ".." segment, no NUL, no control character
- *   (U+0000–U+001F, U+007F) and no backslash anywhere;
+ *   (U+0000–U+001F, U+007F–U+009F) and no backslash anywhere;
  * - at most 1024 UTF-8 bytes in all, 255 in one segment, 64 segments deep;
  * - case-sensitive, and already in Unicode NFC: a path whose NFC form
  *   differs is refused rather than silently changed, so one visible name can
@@ -19,7 +19,7 @@ export const MAX_SEGMENT_BYTES = 255;
 export const MAX_DEPTH = 64;
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
-const FORBIDDEN = /[\u0000-\u001f\u007f\\]/;
+const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f\\]/;
 /** With the u flag, a surrogate pair reads as one code point: only a lone half matches. */
 const LONE_SURROGATE = /\p{Cs}/u;
 
