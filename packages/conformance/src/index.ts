@@ -16,6 +16,7 @@ import { describeCrossProcess } from "./families/cross-process.js";
 import { describeErrors } from "./families/errors.js";
 import { describeIdentity } from "./families/identity.js";
 import { describeReadModel } from "./families/read-model.js";
+import { describeRouting } from "./families/routing.js";
 import { describeRunJournal } from "./families/run-journal.js";
 import { describeRunSchema } from "./families/run-schema.js";
 import { describeSessions } from "./families/sessions.js";
@@ -52,6 +53,7 @@ export function describeConformance(subject: ConformanceSubject): void {
     describeCrossAdapter(fixtures);
     describeCommitLog(fixtures);
     describeReadModel(fixtures);
+    describeRouting(fixtures);
   });
 }
 

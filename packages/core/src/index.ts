@@ -155,3 +155,70 @@ export {
   type ReadModelStoreOptions,
   type StoreOpenOptions,
 } from "./stores/commit-log-store.js";
+
+// The datastore, the v2/v3 route and the repositories (spec §9).
+
+export {
+  type BuilderName,
+  CHANGE_BUILDERS,
+  type ChangeBuilders,
+  type RepositoryOptions,
+} from "./repositories/builders.js";
+export {
+  Datastore,
+  type DatastoreOptions,
+  type DocumentEntry,
+  DocumentReader,
+  DocumentWriter,
+} from "./repositories/datastore/datastore.js";
+export {
+  DATASTORE_FORMAT_MAX,
+  type FormatMarker,
+  WRITTEN_BY as DATASTORE_WRITTEN_BY,
+} from "./repositories/datastore/marker.js";
+export {
+  DATASTORE_APPLICATION_ID,
+  DATASTORE_SCHEMA_V1,
+  DATASTORE_SCHEMA_V1_DIGEST,
+  DATASTORE_SCHEMA_VERSION,
+} from "./repositories/datastore/schema-v1.js";
+export {
+  type DatastoreOpenOptions,
+  DatastoreStore,
+  type DatastoreStoreOptions,
+} from "./repositories/datastore/store.js";
+export {
+  AutoDefinitionRepository,
+  DefinitionRepository,
+  EvaluatedDefinitionRepository,
+} from "./repositories/definitions.js";
+export { splitDocumentPath } from "./repositories/layout.js";
+export {
+  type StoredVaultConfig,
+  type VaultConfig,
+  VaultConfigRepository,
+  type VaultProvider,
+} from "./repositories/vault-config.js";
+export { WorkflowRunRepository } from "./repositories/workflow-runs.js";
+export type {
+  ChangeHook,
+  DatastoreFormat,
+  PathChange,
+  RouteObserver,
+  RouteRecord,
+} from "./routing/hook.js";
+export {
+  type BuiltChanges,
+  bindUnit,
+  signalChange,
+  stageTyped,
+  type TypedStager,
+  typedStagingActive,
+} from "./routing/route.js";
+export {
+  COMMITTING_ENDINGS,
+  type RunEnding,
+  type RunUnit,
+  type RunUnitOutcome,
+  withRunUnit,
+} from "./routing/run-unit.js";

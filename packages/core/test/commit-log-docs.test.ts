@@ -22,6 +22,8 @@ describe("commit-log docs stay true to the code", () => {
   });
 
   it("docs/commit-log.md records the run-record rule", () => {
-    expect(read("docs/commit-log.md")).toContain("A run record never names refused data: hold back");
+    expect(read("docs/commit-log.md")).toContain(
+      "A run record never names refused data: hold back",
+    );
   });
 });

@@ -16,11 +16,6 @@ export interface CounterRequest {
 export type CounterMessage =
   /** The store is open; waiting for "go". */
   | { readonly state: "ready" }
-  /** Every transaction committed; `busy` counts the attempts that failed with `busy` and were repeated. */
-  | {
-      readonly state: "done";
-      readonly committed: number;
-      readonly busy: number;
-      readonly ms: number;
-    }
+  /** Every transaction committed, in `ms` from "go". */
+  | { readonly state: "done"; readonly committed: number; readonly ms: number }
   | { readonly state: "failed"; readonly code?: string; readonly message: string };

@@ -24,6 +24,7 @@ import {
   READ_MODEL_SCHEMA_V1,
   READ_MODEL_SCHEMA_V1_DIGEST,
   RunStore,
+  renameDefinition,
   tombstone,
   typedChange,
 } from "@runledger/core";
@@ -50,8 +51,15 @@ import {
   type UnitSpec,
   VAULT_A,
   WORKFLOW_A,
+  WORKFLOW_B,
 } from "./commit-log-fixtures.js";
 import { CREATE, fingerprint, liveSchema, raw, runPeer, schemaDigest } from "./run-fixtures.js";
+
+async function drain<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
+}
 
 const digestBytes = (hex: string) => new Uint8Array(Buffer.from(hex, "hex"));
 
@@ -606,7 +614,7 @@ function describeChunks(fx: Fixtures): void {
           },
         ])
       ).commit();
-      expect(result.chunks).toEqual({ checked: 2, restored: [], unavailable: [] });
+      expect(result.chunks).toEqual({ checked: 3, restored: [], unavailable: [] });
       const alpha = sha256Hex("alpha");
       await onLog(log, "DELETE FROM chunk WHERE digest = ?", [digestBytes(alpha)]);
       expect(await log.read((r) => r.content(alpha))).toBeUndefined();
@@ -614,13 +622,13 @@ function describeChunks(fx: Fixtures): void {
       // A source with wrong bytes for the digest: nothing is stored.
       const liar: ContentSource = { read: async () => new TextEncoder().encode("not alpha") };
       expect(await log.checkChunks({ source: liar })).toEqual({
-        checked: 2,
+        checked: 3,
         restored: [],
         unavailable: [alpha],
       });
       const source = recording(["alpha", "beta"]);
       expect(await log.checkChunks({ source })).toEqual({
-        checked: 2,
+        checked: 3,
         restored: [alpha],
         unavailable: [],
       });
@@ -712,6 +720,40 @@ function describeStaging(fx: Fixtures): void {
       const result = await unit.commit();
       expect(result.committed).toEqual([]);
       expect(await commitShape(log)).toEqual([]);
+    });
+
+    it("stages several changes in one call, all or none: a rename lands to-then-from", async () => {
+      const { log } = await newLog(fx);
+      await (
+        await stageUnit(log, [
+          {
+            intent: "definition.create",
+            partition: WORKFLOW_A,
+            ops: [putOp("definition.yaml", "w")],
+          },
+        ])
+      ).commit();
+      const unit = await log.begin();
+      const rename = renameDefinition({
+        kind: "workflow",
+        from: "deploy",
+        to: "deploy-v2",
+        put: { key: "definition.yaml", content: "w" },
+      });
+      const bad = { intent: "run.update" as const, partition: WORKFLOW_A, ops: [put("k", "v")] };
+      expect((await failureOf(() => unit.stage([...rename, bad]))).code).toBe("invalid_change");
+      expect(await drain(unit.stagedOps())).toEqual([]);
+      await unit.stage(rename);
+      const result = await unit.commit();
+      expect(result.refused).toEqual([]);
+      expect(result.committed.map((c) => [c.partition, c.commits[0]?.intent])).toEqual([
+        [WORKFLOW_B, "definition.rename-to"],
+        [WORKFLOW_A, "definition.rename-from"],
+      ]);
+      expect(await log.read((r) => r.liveKeys(WORKFLOW_A))).toEqual([]);
+      expect((await log.read((r) => r.liveKey(WORKFLOW_B, "definition.yaml")))?.sha256).toBe(
+        sha256Hex("w"),
+      );
     });
 
     it("discards an abandoned unit entirely, and refuses to use it afterwards", async () => {

@@ -33,6 +33,7 @@ export function describeCrossProcess(fx: Fixtures): void {
       await Promise.all(children.map((child) => child.next("ready", 30_000)));
       const started = Date.now();
       for (const child of children) child.go();
+      // A process that meets `busy`, or any other failure, reports "failed" and fails the test here.
       const reports = await Promise.all(children.map((child) => child.next("done", 280_000)));
       const elapsed = Date.now() - started;
       expect(await Promise.all(children.map((child) => child.exited))).toStrictEqual(
@@ -42,10 +43,6 @@ export function describeCrossProcess(fx: Fixtures): void {
       expect(reports.map((report) => report.committed)).toStrictEqual(
         Array(PROCESSES).fill(TRANSACTIONS_EACH),
       );
-      expect(
-        reports.map((report) => report.busy),
-        "no transaction met busy",
-      ).toStrictEqual(Array(PROCESSES).fill(0));
       const lease = await store(fx).open(location);
       expect(await column(lease, "counter", "n")).toStrictEqual([PROCESSES * TRANSACTIONS_EACH]);
       await annotate(

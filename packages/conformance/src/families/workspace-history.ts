@@ -341,18 +341,12 @@ export function describeWorkspaceHistory(fx: Fixtures): void {
       const r4 = await step({}, ["p"]); // 4
       await lease.transact((tx) => tx.journal.append({ kind: "note" })); // 5
       const r5 = await step({ z: utf8("z") }); // 6
-      return { ...run, roots: [r1, r2, r3, r4, r5], models };
+      return { ...run, roots: [r1, r2, r3, r4, r5] as const, models };
     }
 
     it("deletes exactly the unreachable set after a prune, and pins keep their roots", async () => {
       const { lease, roots, models } = await layered();
-      const [r1, r2, r3, r4, r5] = roots as [
-        (typeof roots)[0],
-        (typeof roots)[0],
-        (typeof roots)[0],
-        (typeof roots)[0],
-        (typeof roots)[0],
-      ];
+      const [r1, r2, r3, r4, r5] = roots;
       // Before any prune every root is retained by its event: only the fresh empty root goes.
       const first = await collectAndCheck(lease);
       expect(sorted(first.roots)).toStrictEqual([EMPTY_ROOT_ID]);

@@ -40,8 +40,9 @@ const INSERT_COMMIT = `INSERT INTO log_commit (commit_id, txn_id, batch, partiti
   op_count, staged_at, committed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 const STORE_CHUNKS = `INSERT INTO chunk (digest, size, data)
-SELECT digest, length(data), data FROM staged_content
-WHERE txn_id = ? AND digest IN (SELECT digest FROM staged_op WHERE txn_id = ? AND batch = ? AND kind = 'put')
+SELECT o.digest, length(c.data), c.data FROM staged_op o
+JOIN staged_content c ON c.txn_id = o.txn_id AND c.ref = o.content_ref
+WHERE o.txn_id = ? AND o.batch = ? AND o.kind = 'put'
 ON CONFLICT (digest) DO NOTHING`;
 
 const INSERT_OPS = `INSERT INTO log_op (commit_id, ordinal, kind, key, digest, expect, expect_digest)
@@ -57,6 +58,14 @@ const LAST_OPS = `SELECT key, kind, digest FROM (
 const UPSERT_LIVE = `INSERT INTO live_key (partition, key, digest, sequence)
 SELECT ?, key, digest, ? FROM (${LAST_OPS}) WHERE kind = 'put'
 ON CONFLICT (partition, key) DO UPDATE SET digest = excluded.digest, sequence = excluded.sequence`;
+
+/** With no tombstone in the batch, upserting every put in op order leaves each key at its last put. */
+const UPSERT_PUTS_IN_ORDER = `INSERT INTO live_key (partition, key, digest, sequence)
+SELECT ?, key, digest, ? FROM staged_op WHERE txn_id = ? AND batch = ? ORDER BY ordinal
+ON CONFLICT (partition, key) DO UPDATE SET digest = excluded.digest, sequence = excluded.sequence`;
+
+const HAS_TOMBSTONE = `SELECT EXISTS (SELECT 1 FROM staged_op
+WHERE txn_id = ? AND batch = ? AND kind = 'tombstone') AS found`;
 
 const DELETE_LIVE = `DELETE FROM live_key WHERE partition = ? AND key IN (
   SELECT key FROM (${LAST_OPS}) WHERE kind = 'tombstone')`;
@@ -102,10 +111,15 @@ WHERE txn_id = ? AND partition = ? AND state = 'staged'`,
     batch.stagedAt,
     options.now,
   ]);
-  await tx.execute(STORE_CHUNKS, [txnId, txnId, batch.batch]);
+  await tx.execute(STORE_CHUNKS, [txnId, batch.batch]);
   await tx.execute(INSERT_OPS, [commitId, txnId, batch.batch]);
-  await tx.execute(UPSERT_LIVE, [batch.partition, sequence, txnId, batch.batch]);
-  await tx.execute(DELETE_LIVE, [batch.partition, txnId, batch.batch]);
+  const tombstones = (await tx.execute(HAS_TOMBSTONE, [txnId, batch.batch])).rows[0]?.found;
+  if (Number(tombstones) === 1) {
+    await tx.execute(UPSERT_LIVE, [batch.partition, sequence, txnId, batch.batch]);
+    await tx.execute(DELETE_LIVE, [batch.partition, txnId, batch.batch]);
+  } else {
+    await tx.execute(UPSERT_PUTS_IN_ORDER, [batch.partition, sequence, txnId, batch.batch]);
+  }
   await tx.execute("UPDATE unit_batch SET state = 'committed' WHERE txn_id = ? AND batch = ?", [
     txnId,
     batch.batch,

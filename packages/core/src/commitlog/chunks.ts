@@ -28,17 +28,21 @@ export async function checkChunks(
       : ["o.kind = 'put'", []];
   const { checked, missing } = await access.read(async (reader) => {
     const count = await reader.execute(
-      `SELECT count(DISTINCT o.digest) AS n FROM log_op o WHERE ${where}`,
+      `SELECT count(*) AS n,
+  coalesce(sum(NOT EXISTS (SELECT 1 FROM chunk k WHERE k.digest = o.digest)), 0) AS missing
+FROM log_op o WHERE ${where}`,
       params,
     );
+    const row = count.rows[0];
+    if (Number(row?.missing ?? 0) === 0) return { checked: Number(row?.n ?? 0), missing: [] };
     const absent = await reader.execute(
       `SELECT DISTINCT o.digest FROM log_op o WHERE ${where}
 AND NOT EXISTS (SELECT 1 FROM chunk k WHERE k.digest = o.digest)`,
       params,
     );
     return {
-      checked: Number(count.rows[0]?.n ?? 0),
-      missing: absent.rows.map((row) => row.digest as Uint8Array),
+      checked: Number(row?.n ?? 0),
+      missing: absent.rows.map((found) => found.digest as Uint8Array),
     };
   });
   const restored: string[] = [];
@@ -50,7 +54,7 @@ AND NOT EXISTS (SELECT 1 FROM chunk k WHERE k.digest = o.digest)`,
     if (data === undefined && "txnId" in scope) {
       data = await access.read(async (reader) => {
         const { rows } = await reader.execute(
-          "SELECT data FROM staged_content WHERE txn_id = ? AND digest = ?",
+          "SELECT data FROM staged_content WHERE txn_id = ? AND digest = ? LIMIT 1",
           [scope.txnId, digest],
         );
         return rows[0]?.data as Uint8Array | undefined;

@@ -11,9 +11,9 @@
  *   or again after a crash, gives the same documents and catalog.
  * - Bound to one log: the first catch-up records the log's id; catching up
  *   from another log is refused (`read_model_mismatch`).
- * - Bounded: it holds one page of ops (and their contents) at a time, and
- *   writes them with multi-row statements, consecutive ops of one kind
- *   together, so each key ends as its last op left it.
+ * - Bounded: it holds one page of ops (and their contents) at a time. A
+ *   page is reduced to each key's last op (every op replaces its key's whole
+ *   state) and written with multi-row statements.
  */
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
@@ -163,26 +163,38 @@ ORDER BY o.commit_id, o.ordinal LIMIT ?`,
   }
 }
 
-/** Consecutive ops of one kind go in one multi-row statement pair; order between runs is kept. */
+/**
+ * Applies one page of ops. Each op replaces its key's whole state, so the
+ * page's effect is each key's last op: the page is reduced to that, then
+ * written as multi-row upserts (keys whose last op is a put) and multi-row
+ * deletes (keys whose last op is a tombstone) — one key appears once, so the
+ * two groups commute.
+ */
 async function applyOps(tx: Executor, rows: Row[], commits: Map<number, LogCommit>) {
-  let i = 0;
-  while (i < rows.length) {
-    const kind = rows[i]!.kind;
-    let j = i;
-    let bytes = 0;
-    while (
-      j < rows.length &&
-      rows[j]!.kind === kind &&
-      j - i < ROWS_PER_STATEMENT &&
-      bytes < BYTES_PER_STATEMENT
-    ) {
-      bytes += (rows[j]!.data as Uint8Array | null)?.byteLength ?? 0;
-      j++;
+  const last = new Map<string, Row>();
+  for (const row of rows) {
+    const partition = commits.get(Number(row.commit_id))!.partition;
+    const id = `${partition}\u0000${String(row.key)}`;
+    last.delete(id);
+    last.set(id, row);
+  }
+  const puts: Row[] = [];
+  const tombstones: Row[] = [];
+  for (const row of last.values()) (row.kind === "put" ? puts : tombstones).push(row);
+  let group: Row[] = [];
+  let bytes = 0;
+  for (const row of puts) {
+    group.push(row);
+    bytes += (row.data as Uint8Array | null)?.byteLength ?? 0;
+    if (group.length >= ROWS_PER_STATEMENT || bytes >= BYTES_PER_STATEMENT) {
+      await applyPuts(tx, group, commits);
+      group = [];
+      bytes = 0;
     }
-    const group = rows.slice(i, j);
-    if (kind === "put") await applyPuts(tx, group, commits);
-    else await applyTombstones(tx, group, commits);
-    i = j;
+  }
+  if (group.length > 0) await applyPuts(tx, group, commits);
+  for (let at = 0; at < tombstones.length; at += ROWS_PER_STATEMENT) {
+    await applyTombstones(tx, tombstones.slice(at, at + ROWS_PER_STATEMENT), commits);
   }
 }
 

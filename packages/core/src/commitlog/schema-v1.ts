@@ -16,7 +16,9 @@
  * - `chunk`: content addressed by SHA-256; one row per distinct content;
  * - the staging area — `unit`, `unit_batch`, `staged_op`, `staged_content` —
  *   where a unit of work spills what it stages (so a long run never holds its
- *   payloads in memory), its batch plan, and each batch's outcome.
+ *   payloads in memory), its batch plan, and each batch's outcome. Staged
+ *   contents are keyed by the unit's own counter (`ref`), not by digest, so
+ *   spilling appends in key order instead of inserting at random places.
  *
  * Any change here moves COMMIT_LOG_SCHEMA_V1_DIGEST. The SQL strings are
  * exactly what SQLite stores in sqlite_schema.sql.
@@ -178,10 +180,12 @@ BEGIN SELECT RAISE(ABORT, 'ops are immutable'); END`,
   kind TEXT NOT NULL CHECK (kind IN ('put', 'tombstone')),
   key TEXT NOT NULL CHECK (length(key) >= 1),
   digest BLOB CHECK (digest IS NULL OR ${DIGEST("digest")}),
+  content_ref INTEGER,
   expect TEXT CHECK (expect IS NULL OR expect IN ('absent', 'present', 'sha256')),
   expect_digest BLOB CHECK (expect_digest IS NULL OR ${DIGEST("expect_digest")}),
   PRIMARY KEY (txn_id, batch, ordinal),
   CHECK ((kind = 'put') = (digest IS NOT NULL)),
+  CHECK ((kind = 'put') = (content_ref IS NOT NULL)),
   CHECK ((expect IS 'sha256') = (expect_digest IS NOT NULL))
 ) STRICT, WITHOUT ROWID`,
     ),
@@ -189,9 +193,10 @@ BEGIN SELECT RAISE(ABORT, 'ops are immutable'); END`,
       "staged_content",
       `CREATE TABLE staged_content (
   txn_id TEXT NOT NULL,
+  ref INTEGER NOT NULL CHECK (ref >= 0),
   digest BLOB NOT NULL CHECK (${DIGEST("digest")}),
   data BLOB NOT NULL,
-  PRIMARY KEY (txn_id, digest)
+  PRIMARY KEY (txn_id, ref)
 ) STRICT`,
     ),
     autoIndex("staged_content", 1),

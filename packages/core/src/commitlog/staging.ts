@@ -24,6 +24,8 @@ export interface SpillRow {
   readonly kind: "put" | "tombstone";
   readonly key: string;
   readonly digest: Uint8Array | null;
+  /** The staged content's `ref`, for a put. */
+  readonly contentRef: number | null;
   readonly expect: string | null;
   readonly expectDigest: Uint8Array | null;
 }
@@ -31,8 +33,10 @@ export interface SpillRow {
 /** What a unit holds in memory between spills. */
 export class StagingBuffer {
   rows: SpillRow[] = [];
-  /** Distinct contents by hex digest. */
-  contents = new Map<string, { digest: Uint8Array; data: Uint8Array }>();
+  /** Contents new since the last spill, by hex digest (deduplicated within the buffer). */
+  contents = new Map<string, { ref: number; digest: Uint8Array; data: Uint8Array }>();
+  /** The next content `ref` of the unit: contents are appended in `ref` order. */
+  nextRef = 0;
   /** Batches touched since the last spill (their counts are cumulative). */
   batches = new Map<number, PlannedBatch>();
   bytes = 0;
@@ -41,6 +45,7 @@ export class StagingBuffer {
     return this.rows.length === 0;
   }
 
+  /** Forgets what was spilled; `nextRef` keeps counting. */
   clear(): void {
     this.rows = [];
     this.contents = new Map();
@@ -105,12 +110,14 @@ ON CONFLICT (txn_id, batch) DO UPDATE SET op_count = excluded.op_count,
         row.kind,
         row.key,
         row.digest,
+        row.contentRef,
         row.expect,
         row.expectDigest,
       );
     }
     await tx.execute(
-      `INSERT INTO staged_op (txn_id, batch, ordinal, kind, key, digest, expect, expect_digest) VALUES ${placeholders(slice.length, 8)}`,
+      `INSERT INTO staged_op (txn_id, batch, ordinal, kind, key, digest, content_ref, expect,
+  expect_digest) VALUES ${placeholders(slice.length, 9)}`,
       params,
     );
   }
@@ -119,17 +126,16 @@ ON CONFLICT (txn_id, batch) DO UPDATE SET op_count = excluded.op_count,
   const flush = async () => {
     if (group.length === 0) return;
     await tx.execute(
-      `INSERT INTO staged_content (txn_id, digest, data) VALUES ${placeholders(group.length / 3, 3)}
-ON CONFLICT (txn_id, digest) DO NOTHING`,
+      `INSERT INTO staged_content (txn_id, ref, digest, data) VALUES ${placeholders(group.length / 4, 4)}`,
       group,
     );
     group = [];
     groupBytes = 0;
   };
-  for (const { digest, data } of buffer.contents.values()) {
-    group.push(txnId, digest, data);
+  for (const { ref, digest, data } of buffer.contents.values()) {
+    group.push(txnId, ref, digest, data);
     groupBytes += data.byteLength;
-    if (group.length / 3 >= ROWS_PER_INSERT || groupBytes >= CONTENT_BYTES_PER_INSERT) {
+    if (group.length / 4 >= ROWS_PER_INSERT || groupBytes >= CONTENT_BYTES_PER_INSERT) {
       await flush();
     }
   }

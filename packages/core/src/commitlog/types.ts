@@ -89,7 +89,7 @@ export interface CommittedPartition {
 
 /** What the post-commit chunk check found. */
 export interface ChunkCheck {
-  /** Distinct contents the checked commits put. */
+  /** Puts checked (each put's content looked up in the chunk store). */
   readonly checked: number;
   /** Contents that were missing and were stored again (hex digests). */
   readonly restored: readonly string[];

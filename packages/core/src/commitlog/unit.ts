@@ -101,41 +101,57 @@ export class CommitUnit {
     return this.#buffer.rows.length;
   }
 
-  /** Stages one typed change, or throws and stages nothing. */
-  stage(change: TypedChange): Promise<void> {
+  /**
+   * Stages a typed change, or several in order (a rename's two, say): every
+   * one is checked before any is staged, so it stages all of them or throws
+   * and stages nothing.
+   */
+  stage(changes: TypedChange | readonly TypedChange[]): Promise<void> {
     return this.#serialize(async () => {
       this.#checkStaging("stage a change");
-      const checked = checkChange(change);
+      const list = Array.isArray(changes) ? changes : [changes as TypedChange];
+      const checked = list.map((change) => checkChange(change));
       if (this.#full()) await this.#spill();
-      const buffer = this.#buffer;
-      for (const placement of this.#planner.place(checked, this.#context.clock())) {
-        buffer.batches.set(placement.batch.batch, placement.batch);
-        let ordinal = placement.ordinal;
-        for (const op of placement.ops) {
-          const [expect, expectDigest] = expectationColumns(op.expect);
-          let digest: Uint8Array | null = null;
-          if (op.op === "put") {
-            const known = buffer.contents.get(op.sha256);
-            if (known === undefined) {
-              digest = fromHex(op.sha256);
-              buffer.contents.set(op.sha256, { digest, data: op.bytes.slice() });
-              buffer.bytes += op.bytes.byteLength;
-            } else {
-              digest = known.digest;
-            }
-          }
-          buffer.rows.push({
-            batch: placement.batch.batch,
-            ordinal: ordinal++,
-            kind: op.op,
-            key: op.key,
-            digest,
-            expect,
-            expectDigest,
-          });
-        }
-      }
+      const now = this.#context.clock();
+      for (const change of checked) this.#place(change, now);
     });
+  }
+
+  #place(change: TypedChange, now: number): void {
+    const buffer = this.#buffer;
+    for (const placement of this.#planner.place(change, now)) {
+      buffer.batches.set(placement.batch.batch, placement.batch);
+      let ordinal = placement.ordinal;
+      for (const op of placement.ops) {
+        const [expect, expectDigest] = expectationColumns(op.expect);
+        let digest: Uint8Array | null = null;
+        let contentRef: number | null = null;
+        if (op.op === "put") {
+          let content = buffer.contents.get(op.sha256);
+          if (content === undefined) {
+            content = {
+              ref: buffer.nextRef++,
+              digest: fromHex(op.sha256),
+              data: op.bytes.slice(),
+            };
+            buffer.contents.set(op.sha256, content);
+            buffer.bytes += op.bytes.byteLength;
+          }
+          digest = content.digest;
+          contentRef = content.ref;
+        }
+        buffer.rows.push({
+          batch: placement.batch.batch,
+          ordinal: ordinal++,
+          kind: op.op,
+          key: op.key,
+          digest,
+          contentRef,
+          expect,
+          expectDigest,
+        });
+      }
+    }
   }
 
   /** Every op staged and not yet committed, in batch order (read from the staging area). */

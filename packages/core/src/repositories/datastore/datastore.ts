@@ -1,0 +1,294 @@
+/**
+ * A datastore handle: documents (path → bytes, SHA-256) in one database
+ * reached through the port, and the hook its repositories write through.
+ *
+ * Invariants:
+ * - A namespace prefixes every path: the handle for namespace `ns` stores
+ *   `ns/<path>` and sees only paths under `ns/`; the repositories and the
+ *   route always speak the un-prefixed path.
+ * - Every write is one transaction (`write`): the documents it puts or
+ *   deletes, the route-1 signals it records and — because the route stages
+ *   inside it — a refused typed staging all land or roll back together.
+ * - The format is read when the handle opens and changes only through
+ *   `optIntoFormat3`, which is allowed only while the datastore is new and
+ *   empty: no document, no sync signal, no marker.
+ * - Every document read a repository makes goes through a DocumentReader,
+ *   which tells the hook's observer, so a test can prove format 2 reads
+ *   nothing extra.
+ */
+import type { DatabaseAccess } from "../../commitlog/context.js";
+import type { Executor } from "../../port/driver.js";
+import { RunledgerError } from "../../port/errors.js";
+import { sha256Hex, toHex } from "../../port/hash.js";
+import type { ChangeHook, DatastoreFormat, PathChange, RouteObserver } from "../../routing/hook.js";
+import { type FormatMarker, formatOf, markerFor, serializeMarker } from "./marker.js";
+
+export interface DatastoreOptions {
+  readonly namespace?: string;
+  readonly observer?: RouteObserver;
+}
+
+/** A document as a repository sees it. */
+export interface DocumentEntry {
+  /** The path without the namespace. */
+  readonly path: string;
+  readonly bytes: Uint8Array;
+  readonly sha256: string;
+}
+
+export class DocumentReader {
+  readonly #executor: Executor;
+  readonly #prefix: string;
+  readonly #hook: DatastoreHook;
+
+  /** @internal */
+  constructor(executor: Executor, prefix: string, hook: DatastoreHook) {
+    this.#executor = executor;
+    this.#prefix = prefix;
+    this.#hook = hook;
+  }
+
+  /** The document's bytes, or undefined. */
+  async get(path: string): Promise<Uint8Array | undefined> {
+    this.#hook.observed("get", path);
+    const { rows } = await this.#executor.execute("SELECT data FROM document WHERE path = ?", [
+      this.#prefix + path,
+    ]);
+    return rows[0]?.data as Uint8Array | undefined;
+  }
+
+  /** The document's SHA-256 (hex), or undefined. */
+  async digest(path: string): Promise<string | undefined> {
+    this.#hook.observed("digest", path);
+    const { rows } = await this.#executor.execute("SELECT digest FROM document WHERE path = ?", [
+      this.#prefix + path,
+    ]);
+    return rows[0] === undefined ? undefined : toHex(rows[0].digest as Uint8Array);
+  }
+
+  /** Paths under `directory/` (without the namespace), in path order. */
+  async list(directory: string): Promise<string[]> {
+    this.#hook.observed("list", directory);
+    const start = `${this.#prefix}${directory}/`;
+    const { rows } = await this.#executor.execute(
+      "SELECT path FROM document WHERE path >= ? AND path < ? ORDER BY path",
+      [start, `${start}\uffff`],
+    );
+    return rows.map((row) => String(row.path).slice(this.#prefix.length));
+  }
+}
+
+export class DocumentWriter extends DocumentReader {
+  readonly #executor: Executor;
+  readonly #prefix: string;
+
+  /** @internal */
+  constructor(executor: Executor, prefix: string, hook: DatastoreHook) {
+    super(executor, prefix, hook);
+    this.#executor = executor;
+    this.#prefix = prefix;
+  }
+
+  /** Stores bytes at a path; returns their SHA-256 (hex). */
+  async put(path: string, bytes: Uint8Array): Promise<string> {
+    const sha256 = sha256Hex(bytes);
+    await this.#executor.execute(
+      `INSERT INTO document (path, data, digest) VALUES (?, ?, ?)
+ON CONFLICT (path) DO UPDATE SET data = excluded.data, digest = excluded.digest`,
+      [this.#prefix + path, bytes, fromHex(sha256)],
+    );
+    return sha256;
+  }
+
+  /** Removes a path; true when it held a document. */
+  async delete(path: string): Promise<boolean> {
+    const { changes } = await this.#executor.execute("DELETE FROM document WHERE path = ?", [
+      this.#prefix + path,
+    ]);
+    return changes > 0;
+  }
+
+  /** @internal The route-1 signal, recorded in this write. */
+  async recordSignal(change: PathChange): Promise<void> {
+    await this.#executor.execute("INSERT INTO sync_change (path, change) VALUES (?, ?)", [
+      this.#prefix + change.path,
+      change.kind,
+    ]);
+  }
+}
+
+/** @internal The hook of one handle: knows the write in progress and its caller. */
+export class DatastoreHook implements ChangeHook {
+  format: DatastoreFormat;
+  caller = "";
+  readonly observer: RouteObserver | undefined;
+  writer: DocumentWriter | undefined;
+
+  constructor(format: DatastoreFormat, observer: RouteObserver | undefined) {
+    this.format = format;
+    this.observer = observer;
+  }
+
+  async signal(change: PathChange): Promise<void> {
+    if (this.writer === undefined) {
+      throw new RunledgerError(
+        "invalid_state",
+        "signalChange was called outside a datastore write; call it inside datastore.write",
+      );
+    }
+    await this.writer.recordSignal(change);
+  }
+
+  observed(kind: "get" | "digest" | "list", key: string): void {
+    this.observer?.record({ route: "read", caller: this.caller, kind, key });
+  }
+}
+
+export class Datastore {
+  readonly #access: DatabaseAccess;
+  readonly #release: () => Promise<void>;
+  readonly #hook: DatastoreHook;
+  readonly #prefix: string;
+  readonly namespace: string | undefined;
+
+  /** @internal Opened through DatastoreStore. */
+  constructor(
+    access: DatabaseAccess,
+    format: DatastoreFormat,
+    options: DatastoreOptions,
+    release: () => Promise<void>,
+  ) {
+    this.#access = access;
+    this.#release = release;
+    this.namespace = options.namespace;
+    this.#prefix = options.namespace === undefined ? "" : `${options.namespace}/`;
+    this.#hook = new DatastoreHook(format, options.observer);
+  }
+
+  get location(): string {
+    return this.#access.location;
+  }
+
+  get format(): DatastoreFormat {
+    return this.#hook.format;
+  }
+
+  /** The identity every repository on this handle writes through. */
+  get hook(): ChangeHook {
+    return this.#hook;
+  }
+
+  /** One write transaction on behalf of `caller` (an operation name, for observers). */
+  write<T>(caller: string, fn: (writer: DocumentWriter) => Promise<T>): Promise<T> {
+    return this.#access.transact(async (tx) => {
+      const writer = new DocumentWriter(tx, this.#prefix, this.#hook);
+      this.#hook.caller = caller;
+      this.#hook.writer = writer;
+      try {
+        return await fn(writer);
+      } finally {
+        this.#hook.writer = undefined;
+        this.#hook.caller = "";
+      }
+    });
+  }
+
+  /** One consistent snapshot on behalf of `caller`. */
+  read<T>(caller: string, fn: (reader: DocumentReader) => Promise<T>): Promise<T> {
+    return this.#access.read(async (scope) => {
+      this.#hook.caller = caller;
+      try {
+        return await fn(new DocumentReader(scope, this.#prefix, this.#hook));
+      } finally {
+        this.#hook.caller = "";
+      }
+    });
+  }
+
+  /** Every document of this handle's namespace, in path order (not observed: for checks and tools). */
+  documents(): Promise<DocumentEntry[]> {
+    return this.#access.read(async (scope) => {
+      const { rows } = await scope.execute(
+        "SELECT path, data, digest FROM document WHERE path >= ? AND path < ? ORDER BY path",
+        [this.#prefix, `${this.#prefix}\uffff`],
+      );
+      return rows.map((row) => ({
+        path: String(row.path).slice(this.#prefix.length),
+        bytes: row.data as Uint8Array,
+        sha256: toHex(row.digest as Uint8Array),
+      }));
+    });
+  }
+
+  /** The route-1 signals recorded under this namespace, in order. */
+  syncChanges(): Promise<PathChange[]> {
+    return this.#access.read(async (scope) => {
+      const { rows } = await scope.execute(
+        "SELECT path, change FROM sync_change WHERE path >= ? AND path < ? ORDER BY sequence",
+        [this.#prefix, `${this.#prefix}\uffff`],
+      );
+      return rows.map((row) => ({
+        kind: row.change as PathChange["kind"],
+        path: String(row.path).slice(this.#prefix.length),
+      }));
+    });
+  }
+
+  /** The stored marker, or undefined (format 2). */
+  marker(): Promise<FormatMarker | undefined> {
+    return this.#access.read(async (scope) => {
+      const row = (await scope.execute("SELECT marker FROM format_marker")).rows[0];
+      return row === undefined ? undefined : (JSON.parse(String(row.marker)) as FormatMarker);
+    });
+  }
+
+  /**
+   * Opts the datastore into format 3. Allowed only while it is new and
+   * empty — no document (in any namespace), no sync signal, no marker —
+   * otherwise `format_opt_in_refused` and nothing changes.
+   */
+  async optIntoFormat3(): Promise<void> {
+    await this.#access.transact(async (tx) => {
+      const count = async (sql: string) => Number((await tx.execute(sql)).rows[0]!.n);
+      const documents = await count("SELECT count(*) AS n FROM document");
+      const signals = await count("SELECT count(*) AS n FROM sync_change");
+      const markers = await count("SELECT count(*) AS n FROM format_marker");
+      if (documents + signals + markers > 0) {
+        throw new RunledgerError(
+          "format_opt_in_refused",
+          `cannot opt the datastore at ${this.location} into format 3: only a new, empty ` +
+            `datastore may opt in, and it holds ${documents} document(s), ${signals} sync ` +
+            `signal(s) and ${markers} format marker(s). Nothing was changed`,
+          { details: { documents, signals, markers } },
+        );
+      }
+      await tx.execute("INSERT INTO format_marker (singleton, marker) VALUES (1, ?)", [
+        serializeMarker(markerFor(3)),
+      ]);
+    });
+    this.#hook.format = 3;
+  }
+
+  release(): Promise<void> {
+    return this.#release();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.release();
+  }
+
+  /** @internal The format the stored marker says (read at open). */
+  static async formatAt(access: DatabaseAccess): Promise<DatastoreFormat> {
+    return access.read(async (scope) => {
+      const row = (await scope.execute("SELECT marker FROM format_marker")).rows[0];
+      return formatOf(row === undefined ? undefined : String(row.marker), access.location);
+    });
+  }
+}
+
+function fromHex(hex: string): Uint8Array {
+  const bytes = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < bytes.length; i++)
+    bytes[i] = Number.parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return bytes;
+}

@@ -1,0 +1,100 @@
+/**
+ * The provider of datastores, shaped like the other stores: one
+ * authoritative entry per canonical location, each datastore recognized
+ * (or created) before the first handle is given out. A handle per open, so
+ * each has its own hook (the route's identity) and namespace.
+ */
+import {
+  ConnectionProvider,
+  type ConnectionProviderOptions,
+  type EntrySummary,
+} from "../../connection/provider.js";
+import { isRunledgerError, RunledgerError } from "../../port/errors.js";
+import type { DatastoreFormat } from "../../routing/hook.js";
+import { SerialAccess } from "../../stores/serial-access.js";
+import { Datastore, type DatastoreOptions } from "./datastore.js";
+import { type DatastoreCreate, establishDatastore } from "./establish.js";
+
+export interface DatastoreStoreOptions
+  extends Omit<ConnectionProviderOptions<DatastoreCreate>, "establish"> {
+  readonly clock?: () => number;
+  readonly newId?: () => string;
+}
+
+export interface DatastoreOpenOptions extends DatastoreOptions {
+  /** Create the datastore when the location holds none: `true` is format 2; `{ format: 3 }` opts in at creation. */
+  readonly create?: boolean | { readonly format: DatastoreFormat };
+}
+
+const NAMESPACE = /^[A-Za-z0-9._-]{1,128}$/;
+
+export class DatastoreStore {
+  readonly #provider: ConnectionProvider<DatastoreCreate>;
+  readonly #clock: () => number;
+  readonly #newId: () => string;
+
+  constructor(options: DatastoreStoreOptions) {
+    this.#clock = options.clock ?? (() => Date.now());
+    this.#newId = options.newId ?? (() => crypto.randomUUID());
+    this.#provider = new ConnectionProvider<DatastoreCreate>({
+      ...options,
+      establish: establishDatastore(),
+    });
+  }
+
+  async open(location: string, options: DatastoreOpenOptions = {}): Promise<Datastore> {
+    const namespace = options.namespace;
+    if (namespace !== undefined && (!NAMESPACE.test(namespace) || /^\.+$/.test(namespace))) {
+      throw new RunledgerError(
+        "invalid_argument",
+        "a namespace is 1 to 128 characters of A-Z a-z 0-9 . _ - (not only dots)",
+        { details: { namespace } },
+      );
+    }
+    const create =
+      options.create === undefined || options.create === false
+        ? undefined
+        : {
+            format: options.create === true ? (2 as const) : options.create.format,
+            id: this.#newId(),
+            now: this.#clock(),
+          };
+    let lease: Awaited<ReturnType<ConnectionProvider<DatastoreCreate>["open"]>>;
+    try {
+      lease = await this.#provider.open(location, create === undefined ? {} : { create });
+    } catch (error) {
+      if (
+        create === undefined &&
+        isRunledgerError(error, "cannot_open") &&
+        error.details?.missing === "file"
+      ) {
+        throw new RunledgerError(
+          "not_found",
+          `no datastore at ${location}; pass { create: true } to create one`,
+          { cause: error },
+        );
+      }
+      throw error;
+    }
+    const access = new SerialAccess(lease);
+    try {
+      const format = await Datastore.formatAt(access);
+      const datastore = new Datastore(access, format, options, () => access.release());
+      // Asked for format 3 of a datastore that already existed: opt in, which
+      // is refused unless it is still new and empty.
+      if (create?.format === 3 && format !== 3) await datastore.optIntoFormat3();
+      return datastore;
+    } catch (error) {
+      await access.release();
+      throw error;
+    }
+  }
+
+  close(): Promise<void> {
+    return this.#provider.close();
+  }
+
+  get entries(): EntrySummary[] {
+    return this.#provider.entries;
+  }
+}
