@@ -13,6 +13,7 @@ import { describeCommitLog } from "./families/commit-log.js";
 import { describeConnection } from "./families/connection.js";
 import { describeCrossAdapter } from "./families/cross-adapter.js";
 import { describeCrossProcess } from "./families/cross-process.js";
+import { describeDatastoreFiles } from "./families/datastore-files.js";
 import { describeErrors } from "./families/errors.js";
 import { describeIdentity } from "./families/identity.js";
 import { describeReadModel } from "./families/read-model.js";
@@ -54,6 +55,7 @@ export function describeConformance(subject: ConformanceSubject): void {
     describeCommitLog(fixtures);
     describeReadModel(fixtures);
     describeRouting(fixtures);
+    describeDatastoreFiles(fixtures);
   });
 }
 

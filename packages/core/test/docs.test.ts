@@ -2,7 +2,15 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { APPLICATION_ID, EMPTY_ROOT_ID, SCHEMA_V1_DIGEST, toHex, treeId } from "../src/index.js";
+import {
+  APPLICATION_ID,
+  DATASTORE_APPLICATION_ID,
+  DATASTORE_SCHEMA_V1_DIGEST,
+  EMPTY_ROOT_ID,
+  SCHEMA_V1_DIGEST,
+  toHex,
+  treeId,
+} from "../src/index.js";
 
 const repo = fileURLToPath(new URL("../../../", import.meta.url));
 const read = (path: string) => readFileSync(join(repo, path), "utf8");
@@ -51,5 +59,7 @@ describe("docs stay true to the code", () => {
     expect(format).toContain(`EMPTY_ROOT_ID  = ${EMPTY_ROOT_ID}`);
     expect(format).toContain(`empty tree id  = ${toHex(treeId([]))}`);
     expect(format).toContain(`0x${APPLICATION_ID.toString(16).toUpperCase()}`);
+    expect(format).toContain(`DATASTORE_SCHEMA_V1_DIGEST = ${DATASTORE_SCHEMA_V1_DIGEST}`);
+    expect(format).toContain(`0x${DATASTORE_APPLICATION_ID.toString(16).toUpperCase()}`);
   });
 });
