@@ -7,7 +7,7 @@ import type {
   QueryResult,
   SqlValue,
 } from "@runledger/core/port";
-import { normalizeInteger, RunledgerError } from "@runledger/core/port";
+import { applySettings, normalizeInteger, RunledgerError } from "@runledger/core/port";
 import { translate } from "./errors.js";
 import { fromResultSet, toDriverParams } from "./values.js";
 
@@ -78,21 +78,8 @@ export class LibsqlConnection implements DriverConnection {
   async configure(settings: ConnectionSettings): Promise<void> {
     // A remote server owns its journal and durability settings.
     if (this.#remote) return;
-    if (settings.journalMode !== undefined) {
-      const { rows } = await this.execute(`PRAGMA journal_mode = ${settings.journalMode}`);
-      const mode = String(rows[0]?.journal_mode ?? "").toLowerCase();
-      if (mode !== settings.journalMode) {
-        throw new RunledgerError(
-          "journal_mode_refused",
-          `SQLite kept journal mode "${mode}" instead of "${settings.journalMode}"; ` +
-            "the database may be read-only or in memory",
-        );
-      }
-    }
-    if (settings.synchronous !== undefined) {
-      await this.execute(`PRAGMA synchronous = ${settings.synchronous}`);
-      this.#synchronous = settings.synchronous;
-    }
+    await applySettings(this, settings);
+    if (settings.synchronous !== undefined) this.#synchronous = settings.synchronous;
   }
 
   async close(): Promise<void> {

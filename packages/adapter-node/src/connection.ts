@@ -6,7 +6,7 @@ import type {
   QueryResult,
   SqlValue,
 } from "@runledger/core/port";
-import { normalizeInteger, RunledgerError } from "@runledger/core/port";
+import { applySettings, normalizeInteger, RunledgerError } from "@runledger/core/port";
 import type BetterSqlite3 from "better-sqlite3";
 import { translate } from "./errors.js";
 import { fromDriverRow, toDriverParams } from "./values.js";
@@ -94,21 +94,8 @@ export class NodeConnection implements DriverConnection {
     return transaction;
   }
 
-  async configure(settings: ConnectionSettings): Promise<void> {
-    if (settings.journalMode !== undefined) {
-      const rows = this.run(`PRAGMA journal_mode = ${settings.journalMode.toUpperCase()}`, []).rows;
-      const mode = String(rows[0]?.journal_mode ?? "").toLowerCase();
-      if (mode !== settings.journalMode) {
-        throw new RunledgerError(
-          "journal_mode_refused",
-          `SQLite kept journal mode "${mode}" instead of "${settings.journalMode}"; ` +
-            "the database may be read-only or in memory",
-        );
-      }
-    }
-    if (settings.synchronous !== undefined) {
-      this.run(`PRAGMA synchronous = ${settings.synchronous.toUpperCase()}`, []);
-    }
+  configure(settings: ConnectionSettings): Promise<void> {
+    return applySettings(this, settings);
   }
 
   async close(): Promise<void> {

@@ -24,4 +24,5 @@ export {
   splitPosix,
 } from "./files.js";
 export { createSha256, type Sha256Stream, sha256, sha256Hex, toHex, utf8 } from "./hash.js";
+export { applySettings } from "./settings.js";
 export { isSqlValue, normalizeInteger, plainBytes, type Row, type SqlValue } from "./values.js";
