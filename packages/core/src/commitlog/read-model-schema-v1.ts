@@ -7,26 +7,13 @@
  * application id.
  */
 import { INTENTS } from "../changes/intents.js";
-import { manifestDigest, type SchemaManifest, type SchemaObject } from "../schema/manifest.js";
+import { manifestDigest, type SchemaManifest } from "../schema/manifest.js";
+import { autoIndex, table } from "../schema/objects.js";
 
 /** PRAGMA application_id of every runledger read model: "RLRM" in ASCII. */
 export const READ_MODEL_APPLICATION_ID = 0x524c524d;
 
 export const READ_MODEL_SCHEMA_VERSION = 1;
-
-const table = (name: string, sql: string): SchemaObject => ({
-  type: "table",
-  name,
-  tableName: name,
-  sql,
-});
-
-const autoIndex = (tableName: string, n: number): SchemaObject => ({
-  type: "index",
-  name: `sqlite_autoindex_${tableName}_${n}`,
-  tableName,
-  sql: null,
-});
 
 const INTENT_LIST = INTENTS.map((intent) => `'${intent}'`).join(", ");
 

@@ -24,32 +24,14 @@
  * exactly what SQLite stores in sqlite_schema.sql.
  */
 import { INTENTS } from "../changes/intents.js";
-import { manifestDigest, type SchemaManifest, type SchemaObject } from "../schema/manifest.js";
+import { manifestDigest, type SchemaManifest } from "../schema/manifest.js";
+import { autoIndex, table, trigger } from "../schema/objects.js";
 
 /** PRAGMA application_id of every runledger commit log: "RLCL" in ASCII. */
 export const COMMIT_LOG_APPLICATION_ID = 0x524c434c;
 
 /** The commit log format this build reads and writes. */
 export const COMMIT_LOG_SCHEMA_VERSION = 1;
-
-const table = (name: string, sql: string): SchemaObject => ({
-  type: "table",
-  name,
-  tableName: name,
-  sql,
-});
-const autoIndex = (tableName: string, n: number): SchemaObject => ({
-  type: "index",
-  name: `sqlite_autoindex_${tableName}_${n}`,
-  tableName,
-  sql: null,
-});
-const trigger = (name: string, tableName: string, sql: string): SchemaObject => ({
-  type: "trigger",
-  name,
-  tableName,
-  sql,
-});
 
 const INTENT_LIST = INTENTS.map((intent) => `'${intent}'`).join(", ");
 const DIGEST = (column: string) => `length(${column}) = 32`;

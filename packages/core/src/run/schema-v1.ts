@@ -17,7 +17,8 @@
  * Any change here moves SCHEMA_V1_DIGEST, and the conformance suite with it.
  * The SQL strings are exactly what SQLite stores in sqlite_schema.sql.
  */
-import { manifestDigest, type SchemaManifest, type SchemaObject } from "../schema/manifest.js";
+import { manifestDigest, type SchemaManifest } from "../schema/manifest.js";
+import { autoIndex, index, table, trigger } from "../schema/objects.js";
 
 /** PRAGMA application_id of every runledger run database: "RLDG" in ASCII. */
 export const APPLICATION_ID = 0x524c4447;
@@ -27,31 +28,6 @@ export const RUN_SCHEMA_VERSION = 1;
 
 /** The size blobs are cut into when written. Readers follow each blob's own chunk list. */
 export const CHUNK_SIZE = 256 * 1024;
-
-const table = (name: string, sql: string): SchemaObject => ({
-  type: "table",
-  name,
-  tableName: name,
-  sql,
-});
-const autoIndex = (tableName: string, n: number): SchemaObject => ({
-  type: "index",
-  name: `sqlite_autoindex_${tableName}_${n}`,
-  tableName,
-  sql: null,
-});
-const index = (name: string, tableName: string, sql: string): SchemaObject => ({
-  type: "index",
-  name,
-  tableName,
-  sql,
-});
-const trigger = (name: string, tableName: string, sql: string): SchemaObject => ({
-  type: "trigger",
-  name,
-  tableName,
-  sql,
-});
 
 const RUN_STATUSES = "'running', 'suspended', 'interrupted', 'completed', 'failed', 'cancelled'";
 

@@ -1,10 +1,11 @@
 import type { Lease } from "../connection/lease.js";
+import { openExisting } from "../connection/open-existing.js";
 import {
   ConnectionProvider,
   type ConnectionProviderOptions,
   type EntrySummary,
 } from "../connection/provider.js";
-import { isRunledgerError, RunledgerError } from "../port/errors.js";
+import { RunledgerError } from "../port/errors.js";
 import { establishRun, identityMismatch, validateCreate } from "./establish.js";
 import { type ForkPoint, type ForkResult, forkInto } from "./fork.js";
 import { RunSnapshot, RunTransaction } from "./scopes.js";
@@ -46,23 +47,16 @@ export class RunStore {
   async open(location: string, options: RunOpenOptions = {}): Promise<RunLease> {
     const { create } = options;
     if (create !== undefined) validateCreate(create);
-    let lease: RunLease;
-    try {
-      lease = new RunLease(await this.#provider.open(location, options), this.#context);
-    } catch (error) {
-      if (
-        options.create === undefined &&
-        isRunledgerError(error, "cannot_open") &&
-        error.details?.missing === "file"
-      ) {
-        throw new RunledgerError(
-          "not_found",
-          `no run at ${location}; pass { create: { workflowId, runId } } to create one`,
-          { cause: error },
-        );
-      }
-      throw error;
-    }
+    const lease = new RunLease(
+      await openExisting(
+        this.#provider,
+        location,
+        options,
+        "run",
+        "{ create: { workflowId, runId } }",
+      ),
+      this.#context,
+    );
     if (create !== undefined) await checkIdentity(lease, create);
     return lease;
   }

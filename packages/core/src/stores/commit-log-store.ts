@@ -11,12 +11,12 @@ import { establishCommitLog, establishReadModel } from "../commitlog/establish.j
 import { CommitLog } from "../commitlog/log.js";
 import { ReadModel } from "../commitlog/read-model.js";
 import { LogReader } from "../commitlog/reader.js";
+import { openExisting } from "../connection/open-existing.js";
 import {
   ConnectionProvider,
   type ConnectionProviderOptions,
   type EntrySummary,
 } from "../connection/provider.js";
-import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import { SerialAccess } from "./serial-access.js";
 
 export interface CommitLogStoreOptions extends Omit<ConnectionProviderOptions<true>, "establish"> {
@@ -47,7 +47,13 @@ export class CommitLogStore {
   }
 
   async open(location: string, options: StoreOpenOptions = {}): Promise<CommitLog> {
-    const lease = await openLease(this.#provider, location, options, "commit log");
+    const lease = await openExisting(
+      this.#provider,
+      location,
+      options.create === true ? { create: true } : {},
+      "commit log",
+      "{ create: true }",
+    );
     const access = new SerialAccess(lease);
     try {
       const { logId } = await access.read((scope) => new LogReader(scope).info());
@@ -81,7 +87,13 @@ export class ReadModelStore {
   }
 
   async open(location: string, options: StoreOpenOptions = {}): Promise<ReadModel> {
-    const lease = await openLease(this.#provider, location, options, "read model");
+    const lease = await openExisting(
+      this.#provider,
+      location,
+      options.create === true ? { create: true } : {},
+      "read model",
+      "{ create: true }",
+    );
     const access = new SerialAccess(lease);
     return new ReadModel(access, () => access.release());
   }
@@ -96,29 +108,5 @@ export class ReadModelStore {
 
   get entries(): EntrySummary[] {
     return this.#provider.entries;
-  }
-}
-
-async function openLease(
-  provider: ConnectionProvider<true>,
-  location: string,
-  options: StoreOpenOptions,
-  what: string,
-) {
-  try {
-    return await provider.open(location, options.create === true ? { create: true } : {});
-  } catch (error) {
-    if (
-      options.create !== true &&
-      isRunledgerError(error, "cannot_open") &&
-      error.details?.missing === "file"
-    ) {
-      throw new RunledgerError(
-        "not_found",
-        `no ${what} at ${location}; pass { create: true } to create one`,
-        { cause: error },
-      );
-    }
-    throw error;
   }
 }

@@ -5,19 +5,13 @@
  * marker. Recognized exactly like the other databases (schema/recognize),
  * under its own application id. Changing anything here is a new version.
  */
-import { manifestDigest, type SchemaManifest, type SchemaObject } from "../../schema/manifest.js";
+import { manifestDigest, type SchemaManifest } from "../../schema/manifest.js";
+import { table } from "../../schema/objects.js";
 
 /** PRAGMA application_id of every runledger datastore: "RLDS" in ASCII. */
 export const DATASTORE_APPLICATION_ID = 0x524c4453;
 
 export const DATASTORE_SCHEMA_VERSION = 1;
-
-const table = (name: string, sql: string): SchemaObject => ({
-  type: "table",
-  name,
-  tableName: name,
-  sql,
-});
 
 export const DATASTORE_SCHEMA_V1: SchemaManifest = Object.freeze({
   title: "runledger datastore",

@@ -4,12 +4,14 @@
  * (or created) before the first handle is given out. A handle per open, so
  * each has its own hook (the route's identity) and namespace.
  */
+
+import { openExisting } from "../../connection/open-existing.js";
 import {
   ConnectionProvider,
   type ConnectionProviderOptions,
   type EntrySummary,
 } from "../../connection/provider.js";
-import { isRunledgerError, RunledgerError } from "../../port/errors.js";
+import { RunledgerError } from "../../port/errors.js";
 import type { DatastoreFormat } from "../../routing/hook.js";
 import { SerialAccess } from "../../stores/serial-access.js";
 import { Datastore, type DatastoreOptions } from "./datastore.js";
@@ -59,23 +61,13 @@ export class DatastoreStore {
             id: this.#newId(),
             now: this.#clock(),
           };
-    let lease: Awaited<ReturnType<ConnectionProvider<DatastoreCreate>["open"]>>;
-    try {
-      lease = await this.#provider.open(location, create === undefined ? {} : { create });
-    } catch (error) {
-      if (
-        create === undefined &&
-        isRunledgerError(error, "cannot_open") &&
-        error.details?.missing === "file"
-      ) {
-        throw new RunledgerError(
-          "not_found",
-          `no datastore at ${location}; pass { create: true } to create one`,
-          { cause: error },
-        );
-      }
-      throw error;
-    }
+    const lease = await openExisting(
+      this.#provider,
+      location,
+      create === undefined ? {} : { create },
+      "datastore",
+      "{ create: true }",
+    );
     const access = new SerialAccess(lease);
     try {
       const format = await Datastore.formatAt(access);

@@ -1,0 +1,35 @@
+import { isRunledgerError, RunledgerError } from "../port/errors.js";
+import type { Lease } from "./lease.js";
+import type { ConnectionProvider, OpenRequest } from "./provider.js";
+
+/**
+ * Opens through a provider, answering a missing file — when the caller did
+ * not ask to create one — with `not_found` rather than the driver's
+ * `cannot_open`, so every kind of database says "nothing here" the same way.
+ */
+export async function openExisting<Create>(
+  provider: ConnectionProvider<Create>,
+  location: string,
+  request: OpenRequest<Create>,
+  what: string,
+  createHint: string,
+): Promise<Lease> {
+  try {
+    return await provider.open(location, request);
+  } catch (error) {
+    if (
+      request.create === undefined &&
+      isRunledgerError(error, "cannot_open") &&
+      error.details?.missing === "file"
+    ) {
+      throw new RunledgerError(
+        "not_found",
+        `no ${what} at ${location}; pass ${createHint} to create one`,
+        {
+          cause: error,
+        },
+      );
+    }
+    throw error;
+  }
+}
