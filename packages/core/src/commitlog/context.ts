@@ -1,3 +1,4 @@
+import type { InjectedContext } from "../port/context.js";
 import type { ReadScope, WriteScope } from "../transaction/scope.js";
 
 /**
@@ -13,13 +14,8 @@ export interface DatabaseAccess {
   read<T>(fn: (reader: ReadScope) => Promise<T>): Promise<T>;
 }
 
-/** Injected time and ids, so that tests (and byte-identical files) are reproducible. */
-export interface LogContext {
-  /** Milliseconds since the epoch. */
-  readonly clock: () => number;
-  /** A fresh unique id (txn ids, log ids). */
-  readonly newId: () => string;
-}
+/** Injected time and ids (txn ids, log ids). */
+export type LogContext = InjectedContext;
 
 /**
  * An establish hook for a database opened with `{ create: true }` or not at

@@ -13,16 +13,11 @@
  */
 import type { TypedChange } from "../changes/change.js";
 import type { CommitResult } from "../commitlog/types.js";
+import type { RunStatus } from "../run/types.js";
 import type { ChangeHook } from "./hook.js";
 import { bindUnit } from "./route.js";
 
-export type RunEnding =
-  | "running"
-  | "suspended"
-  | "interrupted"
-  | "completed"
-  | "failed"
-  | "cancelled";
+export type RunEnding = RunStatus;
 
 /** Endings whose unit commits. */
 export const COMMITTING_ENDINGS: readonly RunEnding[] = [

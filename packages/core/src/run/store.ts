@@ -5,6 +5,7 @@ import {
   type ConnectionProviderOptions,
   type EntrySummary,
 } from "../connection/provider.js";
+import { injectedContext } from "../port/context.js";
 import { RunledgerError } from "../port/errors.js";
 import { establishRun, identityMismatch, validateCreate } from "./establish.js";
 import { type ForkPoint, type ForkResult, forkInto } from "./fork.js";
@@ -34,10 +35,7 @@ export class RunStore {
   readonly #context: RunContext;
 
   constructor(options: RunStoreOptions) {
-    this.#context = {
-      clock: options.clock ?? (() => Date.now()),
-      newId: options.newId ?? (() => crypto.randomUUID()),
-    };
+    this.#context = injectedContext(options);
     this.#provider = new ConnectionProvider<RunCreate>({
       ...options,
       establish: establishRun(this.#context),

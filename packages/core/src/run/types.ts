@@ -1,3 +1,4 @@
+import type { InjectedContext } from "../port/context.js";
 import type { JsonObject, JsonValue } from "./json.js";
 
 export type RunStatus =
@@ -52,8 +53,5 @@ export interface AppendResult {
   readonly rootId: string;
 }
 
-/** Injected time and ids, so that tests (and byte-identical files) are reproducible. */
-export interface RunContext {
-  readonly clock: () => number;
-  readonly newId: () => string;
-}
+/** Injected time and ids (timestamps, event ids). */
+export type RunContext = InjectedContext;

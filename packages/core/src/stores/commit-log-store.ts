@@ -17,6 +17,7 @@ import {
   type ConnectionProviderOptions,
   type EntrySummary,
 } from "../connection/provider.js";
+import { injectedContext } from "../port/context.js";
 import { SerialAccess } from "./serial-access.js";
 
 export interface CommitLogStoreOptions extends Omit<ConnectionProviderOptions<true>, "establish"> {
@@ -36,10 +37,7 @@ export class CommitLogStore {
   readonly #context: LogContext;
 
   constructor(options: CommitLogStoreOptions) {
-    this.#context = {
-      clock: options.clock ?? (() => Date.now()),
-      newId: options.newId ?? (() => crypto.randomUUID()),
-    };
+    this.#context = injectedContext(options);
     this.#provider = new ConnectionProvider<true>({
       ...options,
       establish: establishCommitLog(this.#context),

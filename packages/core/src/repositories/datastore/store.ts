@@ -11,6 +11,7 @@ import {
   type ConnectionProviderOptions,
   type EntrySummary,
 } from "../../connection/provider.js";
+import { type InjectedContext, injectedContext } from "../../port/context.js";
 import { RunledgerError } from "../../port/errors.js";
 import type { DatastoreFormat } from "../../routing/hook.js";
 import { SerialAccess } from "../../stores/serial-access.js";
@@ -32,12 +33,10 @@ const NAMESPACE = /^[A-Za-z0-9._-]{1,128}$/;
 
 export class DatastoreStore {
   readonly #provider: ConnectionProvider<DatastoreCreate>;
-  readonly #clock: () => number;
-  readonly #newId: () => string;
+  readonly #context: InjectedContext;
 
   constructor(options: DatastoreStoreOptions) {
-    this.#clock = options.clock ?? (() => Date.now());
-    this.#newId = options.newId ?? (() => crypto.randomUUID());
+    this.#context = injectedContext(options);
     this.#provider = new ConnectionProvider<DatastoreCreate>({
       ...options,
       establish: establishDatastore(),
@@ -58,8 +57,8 @@ export class DatastoreStore {
         ? undefined
         : {
             format: options.create === true ? (2 as const) : options.create.format,
-            id: this.#newId(),
-            now: this.#clock(),
+            id: this.#context.newId(),
+            now: this.#context.clock(),
           };
     const lease = await openExisting(
       this.#provider,

@@ -1,0 +1,21 @@
+/**
+ * Injected time and ids. Every store takes `clock` and `newId` options so
+ * that tests — and byte-identical files across adapters — are reproducible;
+ * by default they are the runtime's clock and random UUIDs.
+ */
+export interface InjectedContext {
+  /** Milliseconds since the epoch. */
+  readonly clock: () => number;
+  /** A fresh unique id (event ids, txn ids, log ids). */
+  readonly newId: () => string;
+}
+
+export function injectedContext(options: {
+  readonly clock?: () => number;
+  readonly newId?: () => string;
+}): InjectedContext {
+  return {
+    clock: options.clock ?? (() => Date.now()),
+    newId: options.newId ?? (() => crypto.randomUUID()),
+  };
+}
