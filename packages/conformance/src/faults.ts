@@ -88,65 +88,53 @@ const BEGIN_SQL: Record<BeginMode, string> = {
   deferred: "BEGIN DEFERRED",
 };
 
-class FaultyConnection implements DriverConnection {
-  readonly #inner: DriverConnection;
-  readonly #faults: FaultInjector;
+/**
+ * What the faulty connection and transaction share: both run `execute` and
+ * `executeScript` by checking the statement against the plan first.
+ */
+abstract class FaultyStatements<Inner extends DriverConnection | DriverTransaction> {
+  protected readonly inner: Inner;
+  protected readonly faults: FaultInjector;
 
-  constructor(inner: DriverConnection, faults: FaultInjector) {
-    this.#inner = inner;
-    this.#faults = faults;
+  constructor(inner: Inner, faults: FaultInjector) {
+    this.inner = inner;
+    this.faults = faults;
   }
 
   async execute(sql: string, params?: readonly SqlValue[]): Promise<QueryResult> {
-    this.#faults.check(sql);
-    return this.#inner.execute(sql, params);
+    this.faults.check(sql);
+    return this.inner.execute(sql, params);
   }
 
   async executeScript(sql: string): Promise<void> {
-    this.#faults.check(sql);
-    return this.#inner.executeScript(sql);
-  }
-
-  async begin(mode: BeginMode): Promise<DriverTransaction> {
-    this.#faults.check(BEGIN_SQL[mode]);
-    return new FaultyTransaction(await this.#inner.begin(mode), this.#faults);
-  }
-
-  configure(settings: ConnectionSettings): Promise<void> {
-    return this.#inner.configure(settings);
-  }
-
-  close(): Promise<void> {
-    return this.#inner.close();
+    this.faults.check(sql);
+    return this.inner.executeScript(sql);
   }
 }
 
-class FaultyTransaction implements DriverTransaction {
-  readonly #inner: DriverTransaction;
-  readonly #faults: FaultInjector;
-
-  constructor(inner: DriverTransaction, faults: FaultInjector) {
-    this.#inner = inner;
-    this.#faults = faults;
+class FaultyConnection extends FaultyStatements<DriverConnection> implements DriverConnection {
+  async begin(mode: BeginMode): Promise<DriverTransaction> {
+    this.faults.check(BEGIN_SQL[mode]);
+    return new FaultyTransaction(await this.inner.begin(mode), this.faults);
   }
 
-  async execute(sql: string, params?: readonly SqlValue[]): Promise<QueryResult> {
-    this.#faults.check(sql);
-    return this.#inner.execute(sql, params);
+  configure(settings: ConnectionSettings): Promise<void> {
+    return this.inner.configure(settings);
   }
 
-  async executeScript(sql: string): Promise<void> {
-    this.#faults.check(sql);
-    return this.#inner.executeScript(sql);
+  close(): Promise<void> {
+    return this.inner.close();
   }
+}
 
+class FaultyTransaction extends FaultyStatements<DriverTransaction> implements DriverTransaction {
   async commit(): Promise<void> {
-    this.#faults.check("COMMIT");
-    return this.#inner.commit();
+    this.faults.check("COMMIT");
+    return this.inner.commit();
   }
 
   async rollback(): Promise<void> {
-    this.#faults.check("ROLLBACK");
-    return this.#inner.rollback();
+    this.faults.check("ROLLBACK");
+    return this.inner.rollback();
   }
 }

@@ -1,10 +1,10 @@
 /**
  * Everything the families share: the driver, fresh locations, connections
  * closed when their test ends, scratch directories removed when the suite
- * ends, the expectations every translated error must meet, and the second
- * process that holds a write lock.
+ * ends, the expectations every translated error must meet, the second
+ * process that holds a write lock, and the suite's side of every child script.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { type ChildProcess as NodeChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
@@ -17,8 +17,9 @@ import {
   RunledgerError,
 } from "@runledger/core";
 import { afterAll, expect, onTestFinished } from "vitest";
+import type { DriverSource, FailedMessage } from "./child/common.js";
 import type { HolderCommand, HolderMessage, HolderRequest } from "./child/protocol.js";
-import type { ConformanceSubject } from "./subject.js";
+import type { ConformanceChild, ConformanceSubject } from "./subject.js";
 
 /** Busy timeout for connections whose test is not about contention. */
 const DEFAULT_BUSY_TIMEOUT_MS = 2_000;
@@ -133,67 +134,117 @@ export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return true;
 }
 
-/** The holder script, built to dist/child/holder.js beside this module's bundle. */
-function holderScript(): string {
-  const path = fileURLToPath(new URL("./child/holder.js", import.meta.url));
-  if (!existsSync(path)) {
-    throw new Error(`the lock holder script is missing at ${path}: build @runledger/conformance`);
-  }
-  return path;
-}
+/** The holder child: it locks on start and lets go on "commit" or "rollback". */
+const HOLDER: ChildScript<HolderRequest, HolderMessage, HolderCommand> = {
+  file: "holder",
+  name: "lock holder",
+  commands: ["commit", "rollback"],
+};
 
 async function startHolder(
   subject: ConformanceSubject,
   location: string,
   statements: readonly string[],
 ): Promise<LockHolder> {
-  const child = subject.child;
-  if (child === undefined) throw new Error("this family needs subject.child to start a process");
-  const request: HolderRequest = {
-    module: child.module,
-    exportName: child.exportName,
-    location,
-    statements,
-  };
-  const holder = new HolderProcess(
-    spawn(process.execPath, [holderScript(), JSON.stringify(request)], {
-      stdio: ["pipe", "pipe", "pipe"],
-    }),
-  );
+  const holder = ChildProcess.start(HOLDER, subjectChild(subject), { location, statements });
   onTestFinished(() => holder.kill());
-  await holder.waitFor("holding", HOLDER_START_MS);
+  await holder.next("holding", HOLDER_START_MS);
   return {
     async release(command = "commit") {
-      holder.send(command);
-      await holder.waitFor("released", HOLDER_START_MS);
+      holder.tell(command);
+      await holder.next("released", HOLDER_START_MS);
       await holder.exited;
     },
   };
 }
 
-/** The suite's side of the holder protocol: JSON lines in, words out. */
-class HolderProcess {
+/** How the subject's driver is built in a child process; the families that need one require it. */
+export function subjectChild(subject: ConformanceSubject): ConformanceChild {
+  const child = subject.child;
+  if (child === undefined) throw new Error("this family needs subject.child to start a process");
+  return child;
+}
+
+/**
+ * One of the scripts in src/child/, built to dist/child/<file>.js beside this
+ * module's bundle. R is its request, M the messages it writes on stdout (one
+ * JSON line each), C the commands it reads on stdin (one word a line).
+ */
+export interface ChildScript<
+  R extends DriverSource,
+  M extends { readonly state: string },
+  C extends string = never,
+> {
+  readonly file: string;
+  /** What error messages call it, e.g. "lock holder". */
+  readonly name: string;
+  /** The commands it takes on stdin; without them its stdin is closed from the start. */
+  readonly commands?: readonly C[];
+  /** Never set: it only ties the request and message types to the script. */
+  readonly protocol?: { readonly request: R; readonly message: M };
+}
+
+/**
+ * The suite's side of every child script: it spawns the script with the
+ * driver's module and export plus `work` as its one JSON argument, collects
+ * stdout (each line a JSON message) and stderr, and knows when it exits.
+ * Long-lived children are driven with `tell` and `next`; one-shot peers are
+ * awaited with `report`.
+ */
+export class ChildProcess<M extends { readonly state: string }, C extends string = never> {
   readonly exited: Promise<number | null>;
-  readonly #process: ChildProcessWithoutNullStreams;
-  readonly #messages: HolderMessage[] = [];
+  readonly #process: NodeChildProcess;
+  readonly #name: string;
+  readonly #module: string;
+  readonly #messages: M[] = [];
+  #stdout = "";
   #stderr = "";
+  /** stderr plus the stdout lines that were not JSON, in the order they came. */
+  #diagnostics = "";
   #wake: () => void = () => {};
 
-  constructor(child: ChildProcessWithoutNullStreams) {
-    this.#process = child;
-    child.stdin.on("error", () => {}); // the holder may already be gone
-    child.stderr.setEncoding("utf8").on("data", (text: string) => {
-      this.#stderr += text;
+  static start<R extends DriverSource, M extends { readonly state: string }, C extends string>(
+    script: ChildScript<R, M, C>,
+    driver: ConformanceChild,
+    work: Omit<R, keyof DriverSource>,
+  ): ChildProcess<M, C> {
+    const path = fileURLToPath(new URL(`./child/${script.file}.js`, import.meta.url));
+    if (!existsSync(path)) {
+      throw new Error(
+        `the ${script.name} script is missing at ${path}: build @runledger/conformance`,
+      );
+    }
+    const request = { module: driver.module, exportName: driver.exportName, ...work };
+    const child = spawn(process.execPath, [path, JSON.stringify(request)], {
+      stdio: [script.commands === undefined ? "ignore" : "pipe", "pipe", "pipe"],
     });
-    createInterface({ input: child.stdout }).on("line", (line) => {
+    return new ChildProcess(child, script.name, driver.module);
+  }
+
+  private constructor(child: NodeChildProcess, name: string, module: string) {
+    this.#process = child;
+    this.#name = name;
+    this.#module = module;
+    child.stdin?.on("error", () => {}); // the child may already be gone
+    child.stderr?.setEncoding("utf8").on("data", (text: string) => {
+      this.#stderr += text;
+      this.#diagnostics += text;
+    });
+    const stdout = child.stdout?.setEncoding("utf8");
+    if (stdout === undefined) throw new Error(`the ${name} has no stdout`);
+    stdout.on("data", (text: string) => {
+      this.#stdout += text;
+    });
+    createInterface({ input: stdout }).on("line", (line) => {
       try {
-        this.#messages.push(JSON.parse(line) as HolderMessage);
+        this.#messages.push(JSON.parse(line) as M);
       } catch {
-        this.#stderr += `${line}\n`;
+        this.#diagnostics += `${line}\n`;
       }
       this.#wake();
     });
-    this.exited = new Promise((resolve) => {
+    this.exited = new Promise((resolve, reject) => {
+      child.on("error", reject);
       child.on("exit", (code) => {
         resolve(code);
         this.#wake();
@@ -201,26 +252,30 @@ class HolderProcess {
     });
   }
 
-  send(command: HolderCommand): void {
-    this.#process.stdin.write(`${command}\n`);
+  /** Writes one command line on the child's stdin. */
+  tell(command: C): void {
+    this.#process.stdin?.write(`${command}\n`);
   }
 
-  async waitFor(state: HolderMessage["state"], timeoutMs: number): Promise<void> {
+  /** The next message in `state`; a "failed" message, an exit or `timeoutMs` before it is an error. */
+  async next<S extends M["state"]>(state: S, timeoutMs: number): Promise<Extract<M, { state: S }>> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const message = this.#messages.shift();
-      if (message?.state === state) return;
+      if (message?.state === state) return message as Extract<M, { state: S }>;
       if (message?.state === "failed") {
+        const failed = message as unknown as FailedMessage;
         throw new Error(
-          `the lock holder failed (${message.code ?? "no code"}): ${message.message}${this.#details()}`,
+          `the ${this.#name} failed (${failed.code ?? "no code"}): ${failed.message}${this.#details()}`,
         );
       }
       if (message !== undefined) continue;
       if (this.#process.exitCode !== null || this.#process.signalCode !== null) {
-        throw new Error(`the lock holder exited before "${state}"${this.#details()}`);
+        throw new Error(`the ${this.#name} exited before "${state}"${this.#details()}`);
       }
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`the lock holder did not report "${state}"${this.#details()}`);
+      if (left <= 0)
+        throw new Error(`the ${this.#name} did not report "${state}"${this.#details()}`);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
         this.#wake = () => {
@@ -231,6 +286,40 @@ class HolderProcess {
     }
   }
 
+  /**
+   * Waits for a one-shot child to exit (killing it after `timeoutMs`) and
+   * returns its "done" report, its last stdout line; a "failed" report, no
+   * report or a non-zero exit is an error.
+   */
+  async report(timeoutMs: number): Promise<Extract<M, { state: "done" }>> {
+    const timer = setTimeout(() => this.#process.kill(), timeoutMs);
+    let code: number | null;
+    try {
+      code = await this.exited;
+    } finally {
+      clearTimeout(timer);
+    }
+    const lines = this.#stdout.trim().split("\n");
+    let report: M | undefined;
+    try {
+      report = JSON.parse(lines[lines.length - 1] ?? "") as M;
+    } catch {
+      report = undefined;
+    }
+    const context = `\n--- ${this.#name} (${this.#module}) stdout ---\n${this.#stdout}\n--- stderr ---\n${this.#stderr}`;
+    if (report?.state === "failed") {
+      const failed = report as unknown as FailedMessage;
+      throw new Error(
+        `the ${this.#name} failed (${failed.code ?? "no code"}): ${failed.message}${context}`,
+      );
+    }
+    if (report?.state !== "done" || code !== 0) {
+      throw new Error(`the ${this.#name} exited with ${code} without a report${context}`);
+    }
+    return report as Extract<M, { state: "done" }>;
+  }
+
+  /** Kills the child if it is still running and waits for it to exit. */
   async kill(): Promise<void> {
     if (this.#process.exitCode === null && this.#process.signalCode === null) {
       this.#process.kill();
@@ -239,6 +328,6 @@ class HolderProcess {
   }
 
   #details(): string {
-    return this.#stderr === "" ? "" : `\n--- holder stderr ---\n${this.#stderr}`;
+    return this.#diagnostics === "" ? "" : `\n--- ${this.#name} stderr ---\n${this.#diagnostics}`;
   }
 }

@@ -5,6 +5,7 @@
  * one JSON LogPeerReport line on stdout and exits (holding nothing open).
  */
 import type { CatalogRow, CommitResult } from "@runledger/core";
+import type { DriverSource, FailedMessage } from "./common.js";
 
 /** One op of a change, as JSON: text content is stored as UTF-8. */
 export interface OpSpec {
@@ -23,10 +24,7 @@ export interface ChangeSpec {
 /** The changes one unit of work stages, in order; each unit is committed before the next begins. */
 export type UnitSpec = readonly ChangeSpec[];
 
-export interface LogPeerRequest {
-  /** Module specifier (or absolute path / file: URL) that exports the driver factory. */
-  readonly module: string;
-  readonly exportName: string;
+export interface LogPeerRequest extends DriverSource {
   /** The commit log; created when `write` is given, otherwise it must exist. */
   readonly log: string;
   /** Units to stage and commit into the log, in order. */
@@ -57,4 +55,4 @@ export type LogPeerReport =
         readonly documents: readonly DocumentDigest[];
       } | null;
     }
-  | { readonly state: "failed"; readonly code?: string; readonly message: string };
+  | FailedMessage;

@@ -8,43 +8,23 @@
  * Usage: node commit-log-peer.js '<LogPeerRequest as JSON>'
  */
 import { createHash } from "node:crypto";
-import { isAbsolute } from "node:path";
-import { pathToFileURL } from "node:url";
 import {
   type CatalogRow,
   CommitLogStore,
   type CommitResult,
   checkChange,
-  type Driver,
   put,
   ReadModelStore,
   tombstone,
 } from "@runledger/core";
 import type { DocumentDigest, LogPeerReport, LogPeerRequest } from "./commit-log-peer-protocol.js";
+import { loadDriver, readRequest, runChild, send } from "./common.js";
 
 /** Never outlive a forgotten test run. */
 const LIFETIME_MS = 120_000;
 
-function send(report: LogPeerReport): Promise<void> {
-  return new Promise((resolve) =>
-    process.stdout.write(`${JSON.stringify(report)}\n`, () => resolve()),
-  );
-}
-
-async function loadDriver(request: LogPeerRequest): Promise<Driver> {
-  const specifier = isAbsolute(request.module)
-    ? pathToFileURL(request.module).href
-    : request.module;
-  const exports = (await import(specifier)) as Record<string, unknown>;
-  const factory = exports[request.exportName];
-  if (typeof factory !== "function") {
-    throw new Error(`${request.module} has no function export named ${request.exportName}`);
-  }
-  return (factory as () => Driver)();
-}
-
 async function main(): Promise<void> {
-  const request = JSON.parse(process.argv[2] ?? "") as LogPeerRequest;
+  const request = readRequest<LogPeerRequest>();
   const driver = await loadDriver(request);
   const logs = new CommitLogStore({ driver });
   const models = new ReadModelStore({ driver });
@@ -90,24 +70,17 @@ async function main(): Promise<void> {
       await readModel.release();
     }
     await log.release();
-    await send({ state: "done", driver: driver.name, logId: log.logId, results, model });
+    await send<LogPeerReport>({
+      state: "done",
+      driver: driver.name,
+      logId: log.logId,
+      results,
+      model,
+    });
   } finally {
     await logs.close();
     await models.close();
   }
 }
 
-setTimeout(() => process.exit(3), LIFETIME_MS).unref();
-
-main().then(
-  () => process.exit(0),
-  async (error: unknown) => {
-    const code = (error as { code?: unknown } | null)?.code;
-    await send({
-      state: "failed",
-      ...(typeof code === "string" ? { code } : {}),
-      message: error instanceof Error ? (error.stack ?? error.message) : String(error),
-    });
-    process.exit(1);
-  },
-);
+runChild(main, { lifetimeMs: LIFETIME_MS });

@@ -3,10 +3,9 @@
  * with one JSON argument (CounterRequest); it answers on stdout with one JSON
  * CounterMessage per line and starts counting when it reads "go" on stdin.
  */
-export interface CounterRequest {
-  /** Module specifier (or absolute path / file: URL) that exports the driver factory. */
-  readonly module: string;
-  readonly exportName: string;
+import type { DriverSource, FailedMessage } from "./common.js";
+
+export interface CounterRequest extends DriverSource {
   /** An existing database holding `counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)` with row 1. */
   readonly location: string;
   /** How many transactions to run, each adding one to row 1. */
@@ -18,4 +17,4 @@ export type CounterMessage =
   | { readonly state: "ready" }
   /** Every transaction committed, in `ms` from "go". */
   | { readonly state: "done"; readonly committed: number; readonly ms: number }
-  | { readonly state: "failed"; readonly code?: string; readonly message: string };
+  | FailedMessage;

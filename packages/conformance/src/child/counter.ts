@@ -8,49 +8,26 @@
  *
  * Usage: node counter.js '<CounterRequest as JSON>'
  */
-import { isAbsolute } from "node:path";
-import { createInterface } from "node:readline";
-import { pathToFileURL } from "node:url";
-import { ConnectionProvider, type Driver } from "@runledger/core";
+import { ConnectionProvider } from "@runledger/core";
+import { loadDriver, nextCommand, readRequest, runChild, send, stackOf } from "./common.js";
 import type { CounterMessage, CounterRequest } from "./counter-protocol.js";
 
 /** Never outlive a forgotten test run. */
 const LIFETIME_MS = 300_000;
 
-function send(message: CounterMessage): Promise<void> {
-  return new Promise((resolve) =>
-    process.stdout.write(`${JSON.stringify(message)}\n`, () => resolve()),
-  );
-}
-
-async function loadDriver(request: CounterRequest): Promise<Driver> {
-  const specifier = isAbsolute(request.module)
-    ? pathToFileURL(request.module).href
-    : request.module;
-  const exports = (await import(specifier)) as Record<string, unknown>;
-  const factory = exports[request.exportName];
-  if (typeof factory !== "function") {
-    throw new Error(`${request.module} has no function export named ${request.exportName}`);
-  }
-  return (factory as () => Driver)();
-}
-
 async function waitForGo(): Promise<void> {
-  for await (const line of createInterface({ input: process.stdin })) {
-    if (line.trim() === "go") return;
-  }
-  throw new Error("stdin closed before go");
+  if ((await nextCommand(["go"])) === undefined) throw new Error("stdin closed before go");
 }
 
 /** Transactions committed so far, for the failure report. */
 let committed = 0;
 
 async function main(): Promise<void> {
-  const request = JSON.parse(process.argv[2] ?? "") as CounterRequest;
+  const request = readRequest<CounterRequest>();
   const store = new ConnectionProvider({ driver: await loadDriver(request) });
   try {
     const lease = await store.open(request.location);
-    await send({ state: "ready" });
+    await send<CounterMessage>({ state: "ready" });
     await waitForGo();
     const started = Date.now();
     for (committed = 0; committed < request.transactions; committed++) {
@@ -63,25 +40,13 @@ async function main(): Promise<void> {
       });
     }
     await lease.release();
-    await send({ state: "done", committed, ms: Date.now() - started });
+    await send<CounterMessage>({ state: "done", committed, ms: Date.now() - started });
   } finally {
     await store.close();
   }
 }
 
-setTimeout(() => process.exit(3), LIFETIME_MS).unref();
-
-main().then(
-  () => process.exit(0),
-  async (error: unknown) => {
-    const code = (error as { code?: unknown } | null)?.code;
-    await send({
-      state: "failed",
-      ...(typeof code === "string" ? { code } : {}),
-      message:
-        `after ${committed} committed transactions: ` +
-        (error instanceof Error ? (error.stack ?? error.message) : String(error)),
-    });
-    process.exit(1);
-  },
-);
+runChild(main, {
+  lifetimeMs: LIFETIME_MS,
+  describe: (error) => `after ${committed} committed transactions: ${stackOf(error)}`,
+});

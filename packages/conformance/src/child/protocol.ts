@@ -4,10 +4,9 @@
  * with one JSON HolderMessage per line and takes commands on stdin, one word
  * per line.
  */
-export interface HolderRequest {
-  /** Module specifier (or absolute path / file: URL) that exports the driver factory. */
-  readonly module: string;
-  readonly exportName: string;
+import type { DriverSource, FailedMessage } from "./common.js";
+
+export interface HolderRequest extends DriverSource {
   /** An existing database the holder opens writable and locks. */
   readonly location: string;
   /** Statements the holder runs inside its BEGIN IMMEDIATE before it reports "holding". */
@@ -17,7 +16,7 @@ export interface HolderRequest {
 export type HolderMessage =
   | { readonly state: "holding" }
   | { readonly state: "released" }
-  | { readonly state: "failed"; readonly code?: string; readonly message: string };
+  | FailedMessage;
 
 /** stdin commands: commit and exit, or roll back and exit. */
 export type HolderCommand = "commit" | "rollback";

@@ -6,11 +6,9 @@
  * nothing open on the file afterwards.
  */
 import type { AppendResult, JournalEvent, JsonObject, RunCreate, RunInfo } from "@runledger/core";
+import type { DriverSource, FailedMessage } from "./common.js";
 
-export interface PeerRequest {
-  /** Module specifier (or absolute path / file: URL) that exports the driver factory. */
-  readonly module: string;
-  readonly exportName: string;
+export interface PeerRequest extends DriverSource {
   readonly location: string;
   /** Create the run when the location holds none; without it the run must exist. */
   readonly create?: RunCreate;
@@ -53,4 +51,4 @@ export type PeerReport =
       /** wal_checkpoint's [busy, log frames, checkpointed frames]. */
       readonly checkpoint: readonly number[] | null;
     }
-  | { readonly state: "failed"; readonly code?: string; readonly message: string };
+  | FailedMessage;

@@ -7,35 +7,20 @@
  *
  * Usage: node run-peer.js '<PeerRequest as JSON>'
  */
-import { isAbsolute } from "node:path";
-import { pathToFileURL } from "node:url";
-import { type AppendResult, type Driver, RunStore } from "@runledger/core";
+import { type AppendResult, RunStore } from "@runledger/core";
+import { loadDriver, readRequest, runChild, send } from "./common.js";
 import type { PeerReport, PeerRequest } from "./run-peer-protocol.js";
 
 /** Never outlive a forgotten test run. */
 const LIFETIME_MS = 120_000;
 
-function send(report: PeerReport): Promise<void> {
-  const line = JSON.stringify(report, (_key, value: unknown) =>
-    typeof value === "bigint" ? Number(value) : value,
-  );
-  return new Promise((resolve) => process.stdout.write(`${line}\n`, () => resolve()));
-}
-
-async function loadDriver(request: PeerRequest): Promise<Driver> {
-  const specifier = isAbsolute(request.module)
-    ? pathToFileURL(request.module).href
-    : request.module;
-  const exports = (await import(specifier)) as Record<string, unknown>;
-  const factory = exports[request.exportName];
-  if (typeof factory !== "function") {
-    throw new Error(`${request.module} has no function export named ${request.exportName}`);
-  }
-  return (factory as () => Driver)();
+/** JSON has no bigint: a bigint in a report (an integer core read from SQLite) goes out as a number. */
+function bigintsAsNumbers(_key: string, value: unknown): unknown {
+  return typeof value === "bigint" ? Number(value) : value;
 }
 
 async function main(): Promise<void> {
-  const request = JSON.parse(process.argv[2] ?? "") as PeerRequest;
+  const request = readRequest<PeerRequest>();
   const driver = await loadDriver(request);
   let ids = 0;
   const fixed = request.clock;
@@ -96,20 +81,7 @@ async function main(): Promise<void> {
       await connection.close();
     }
   }
-  await send(report);
+  await send(report, bigintsAsNumbers);
 }
 
-setTimeout(() => process.exit(3), LIFETIME_MS).unref();
-
-main().then(
-  () => process.exit(0),
-  async (error: unknown) => {
-    const code = (error as { code?: unknown } | null)?.code;
-    await send({
-      state: "failed",
-      ...(typeof code === "string" ? { code } : {}),
-      message: error instanceof Error ? (error.stack ?? error.message) : String(error),
-    });
-    process.exit(1);
-  },
-);
+runChild(main, { lifetimeMs: LIFETIME_MS });

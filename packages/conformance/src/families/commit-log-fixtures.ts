@@ -6,10 +6,7 @@
  * rules (ops keep their order; a key ends as its last op left it; the
  * sequence is that of the commit the op landed in), not from core's code.
  */
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import {
   type CatalogRow,
   type CommitLog,
@@ -34,7 +31,7 @@ import type {
   OpSpec,
   UnitSpec,
 } from "../child/commit-log-peer-protocol.js";
-import type { Fixtures } from "../fixtures.js";
+import { ChildProcess, type ChildScript, type Fixtures } from "../fixtures.js";
 import type { ConformanceChild } from "../subject.js";
 
 export type { ChangeSpec, OpSpec, UnitSpec };
@@ -303,21 +300,24 @@ export async function modelContents(model: ReadModel): Promise<{
   });
 }
 
+/** The catalog rows the reference documents make, in their order (what both comparisons expect). */
+function expectedCatalog(expected: readonly ExpectedDocument[]) {
+  return expected.map(({ partition, key, sha256, sequence, intent }) => ({
+    partition,
+    key,
+    sha256,
+    sequence,
+    intent,
+  }));
+}
+
 /** Asserts a read model equals the reference: catalog rows exactly, and every document's bytes. */
 export async function expectModelEquals(
   model: ReadModel,
   expected: readonly ExpectedDocument[],
 ): Promise<void> {
   const { catalog, documents } = await modelContents(model);
-  expect(catalog).toEqual(
-    expected.map(({ partition, key, sha256, sequence, intent }) => ({
-      partition,
-      key,
-      sha256,
-      sequence,
-      intent,
-    })),
-  );
+  expect(catalog).toEqual(expectedCatalog(expected));
   expect(documents.map(({ partition, key }) => [partition, key])).toEqual(
     expected.map(({ partition, key }) => [partition, key]),
   );
@@ -331,15 +331,7 @@ export function expectDigestsEqual(
   reported: { catalog: readonly CatalogRow[]; documents: readonly DocumentDigest[] },
   expected: readonly ExpectedDocument[],
 ): void {
-  expect([...reported.catalog]).toEqual(
-    expected.map(({ partition, key, sha256, sequence, intent }) => ({
-      partition,
-      key,
-      sha256,
-      sequence,
-      intent,
-    })),
-  );
+  expect([...reported.catalog]).toEqual(expectedCatalog(expected));
   expect([...reported.documents]).toEqual(
     expected.map(({ partition, key, sha256, text }) => ({
       partition,
@@ -377,16 +369,11 @@ export async function onLog(log: CommitLog, sql: string, params: unknown[] = [])
   return log.access.transact((tx) => tx.execute(sql, params as never));
 }
 
-/** The commit-log peer script, built to dist/child/commit-log-peer.js. */
-function peerScript(): string {
-  const path = fileURLToPath(new URL("./child/commit-log-peer.js", import.meta.url));
-  if (!existsSync(path)) {
-    throw new Error(
-      `the commit-log peer script is missing at ${path}: build @runledger/conformance`,
-    );
-  }
-  return path;
-}
+/** The commit-log peer child: it writes a log or catches a read model up, reports and exits. */
+const LOG_PEER: ChildScript<LogPeerRequest, LogPeerReport> = {
+  file: "commit-log-peer",
+  name: "commit-log peer",
+};
 
 export type LogPeerDone = Extract<LogPeerReport, { state: "done" }>;
 
@@ -395,44 +382,5 @@ export async function runLogPeer(
   peer: ConformanceChild,
   work: Omit<LogPeerRequest, "module" | "exportName">,
 ): Promise<LogPeerDone> {
-  const request: LogPeerRequest = { module: peer.module, exportName: peer.exportName, ...work };
-  const child = spawn(process.execPath, [peerScript(), JSON.stringify(request)], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (text: string) => {
-    stdout += text;
-  });
-  child.stderr.setEncoding("utf8").on("data", (text: string) => {
-    stderr += text;
-  });
-  const exited = new Promise<number | null>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("exit", (code) => resolve(code));
-  });
-  const timer = setTimeout(() => child.kill(), PEER_TIMEOUT_MS);
-  let code: number | null;
-  try {
-    code = await exited;
-  } finally {
-    clearTimeout(timer);
-  }
-  const lines = stdout.trim().split("\n");
-  let report: LogPeerReport | undefined;
-  try {
-    report = JSON.parse(lines[lines.length - 1] ?? "") as LogPeerReport;
-  } catch {
-    report = undefined;
-  }
-  const context = `\n--- commit-log peer (${peer.module}) stdout ---\n${stdout}\n--- stderr ---\n${stderr}`;
-  if (report?.state === "failed") {
-    throw new Error(
-      `the commit-log peer failed (${report.code ?? "no code"}): ${report.message}${context}`,
-    );
-  }
-  if (report?.state !== "done" || code !== 0) {
-    throw new Error(`the commit-log peer exited with ${code} without a report${context}`);
-  }
-  return report;
+  return ChildProcess.start(LOG_PEER, peer, work).report(PEER_TIMEOUT_MS);
 }

@@ -4,10 +4,6 @@
  * slows statements down so that "still running" is observable, and the
  * parent's side of the counter child process.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
-import { createInterface } from "node:readline";
-import { fileURLToPath } from "node:url";
 import {
   type BeginMode,
   ConnectionProvider,
@@ -21,7 +17,7 @@ import {
 } from "@runledger/core";
 import { onTestFinished } from "vitest";
 import type { CounterMessage, CounterRequest } from "../child/counter-protocol.js";
-import type { Fixtures } from "../fixtures.js";
+import { ChildProcess, type ChildScript, type Fixtures, subjectChild } from "../fixtures.js";
 
 export type StoreOptions = Omit<ConnectionProviderOptions<true>, "driver"> & {
   readonly driver?: Driver;
@@ -99,108 +95,23 @@ export function slowStatements(inner: Driver, delayMs: number): Driver {
   };
 }
 
-/** The counter script, built to dist/child/counter.js beside this module's bundle. */
-function counterScript(): string {
-  const path = fileURLToPath(new URL("./child/counter.js", import.meta.url));
-  if (!existsSync(path)) {
-    throw new Error(`the counter script is missing at ${path}: build @runledger/conformance`);
-  }
-  return path;
-}
+/** The counter child: it opens the database, says "ready" and counts on "go". */
+const COUNTER: ChildScript<CounterRequest, CounterMessage, "go"> = {
+  file: "counter",
+  name: "counter process",
+  commands: ["go"],
+};
 
-/** The parent's side of one counter process: JSON lines in, one word out. */
-export class CounterProcess {
-  readonly exited: Promise<number | null>;
-  readonly #child: ChildProcessWithoutNullStreams;
-  readonly #messages: CounterMessage[] = [];
-  #stderr = "";
-  #wake: () => void = () => {};
-
-  /** Starts a counter process; it is killed when the current test ends, if still running. */
-  static start(fx: Fixtures, location: string, transactions: number): CounterProcess {
-    const child = fx.subject.child;
-    if (child === undefined) throw new Error("this family needs subject.child to start a process");
-    const request: CounterRequest = {
-      module: child.module,
-      exportName: child.exportName,
-      location,
-      transactions,
-    };
-    const process_ = new CounterProcess(
-      spawn(process.execPath, [counterScript(), JSON.stringify(request)], {
-        stdio: ["pipe", "pipe", "pipe"],
-      }),
-    );
-    onTestFinished(() => process_.kill());
-    return process_;
-  }
-
-  private constructor(child: ChildProcessWithoutNullStreams) {
-    this.#child = child;
-    child.stdin.on("error", () => {});
-    child.stderr.setEncoding("utf8").on("data", (text: string) => {
-      this.#stderr += text;
-    });
-    createInterface({ input: child.stdout }).on("line", (line) => {
-      try {
-        this.#messages.push(JSON.parse(line) as CounterMessage);
-      } catch {
-        this.#stderr += `${line}\n`;
-      }
-      this.#wake();
-    });
-    this.exited = new Promise((resolve) => {
-      child.on("exit", (code) => {
-        resolve(code);
-        this.#wake();
-      });
-    });
-  }
-
-  /** Tells a ready process to start counting. */
-  go(): void {
-    this.#child.stdin.write("go\n");
-  }
-
-  /** The next message in `state`; a "failed" message or an exit before it is an error. */
-  async next<S extends CounterMessage["state"]>(
-    state: S,
-    timeoutMs: number,
-  ): Promise<Extract<CounterMessage, { state: S }>> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const message = this.#messages.shift();
-      if (message?.state === state) return message as Extract<CounterMessage, { state: S }>;
-      if (message?.state === "failed") {
-        throw new Error(
-          `a counter process failed (${message.code ?? "no code"}): ${message.message}${this.#details()}`,
-        );
-      }
-      if (message !== undefined) continue;
-      if (this.#child.exitCode !== null || this.#child.signalCode !== null) {
-        throw new Error(`a counter process exited before "${state}"${this.#details()}`);
-      }
-      const left = deadline - Date.now();
-      if (left <= 0)
-        throw new Error(`a counter process did not report "${state}"${this.#details()}`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.#wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      });
-    }
-  }
-
-  async kill(): Promise<void> {
-    if (this.#child.exitCode === null && this.#child.signalCode === null) {
-      this.#child.kill();
-      await this.exited;
-    }
-  }
-
-  #details(): string {
-    return this.#stderr === "" ? "" : `\n--- counter stderr ---\n${this.#stderr}`;
-  }
+/** Starts a counter process; it is killed when the current test ends, if still running. */
+export function startCounter(
+  fx: Fixtures,
+  location: string,
+  transactions: number,
+): ChildProcess<CounterMessage, "go"> {
+  const counter = ChildProcess.start(COUNTER, subjectChild(fx.subject), {
+    location,
+    transactions,
+  });
+  onTestFinished(() => counter.kill());
+  return counter;
 }

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
-import { CounterProcess, column, seededLocation, store } from "./contract-fixtures.js";
+import { column, seededLocation, startCounter, store } from "./contract-fixtures.js";
 
 const PROCESSES = 4;
 const TRANSACTIONS_EACH = 2_000;
@@ -28,11 +28,11 @@ export function describeCrossProcess(fx: Fixtures): void {
         "INSERT INTO counter (id, n) VALUES (1, 0)",
       );
       const children = Array.from({ length: PROCESSES }, () =>
-        CounterProcess.start(fx, location, TRANSACTIONS_EACH),
+        startCounter(fx, location, TRANSACTIONS_EACH),
       );
       await Promise.all(children.map((child) => child.next("ready", 30_000)));
       const started = Date.now();
-      for (const child of children) child.go();
+      for (const child of children) child.tell("go");
       // A process that meets `busy`, or any other failure, reports "failed" and fails the test here.
       const reports = await Promise.all(children.map((child) => child.next("done", 280_000)));
       const elapsed = Date.now() - started;

@@ -5,12 +5,10 @@
  * file the bad-file corpus is derived from, and the parent's side of the
  * run-peer child process.
  */
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { copyFile, readdir, readFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import {
   isRunledgerError,
   type LiveSchema,
@@ -26,7 +24,7 @@ import {
 } from "@runledger/core";
 import { expect, onTestFinished } from "vitest";
 import type { PeerReport, PeerRequest } from "../child/run-peer-protocol.js";
-import type { Fixtures } from "../fixtures.js";
+import { ChildProcess, type ChildScript, type Fixtures } from "../fixtures.js";
 import type { ConformanceChild } from "../subject.js";
 
 /** The identity every family's runs are created with, unless a test needs another. */
@@ -222,14 +220,8 @@ export async function copyInto(fx: Fixtures, source: string, name = "run.sqlite"
   return location;
 }
 
-/** The run-peer script, built to dist/child/run-peer.js beside this module's bundle. */
-function peerScript(): string {
-  const path = fileURLToPath(new URL("./child/run-peer.js", import.meta.url));
-  if (!existsSync(path)) {
-    throw new Error(`the run-peer script is missing at ${path}: build @runledger/conformance`);
-  }
-  return path;
-}
+/** The run-peer child: it works on one run database, reports and exits. */
+const RUN_PEER: ChildScript<PeerRequest, PeerReport> = { file: "run-peer", name: "run-peer" };
 
 export type PeerDone = Extract<PeerReport, { state: "done" }>;
 
@@ -241,44 +233,5 @@ export async function runPeer(
   peer: ConformanceChild,
   work: Omit<PeerRequest, "module" | "exportName">,
 ): Promise<PeerDone> {
-  const request: PeerRequest = { module: peer.module, exportName: peer.exportName, ...work };
-  const child = spawn(process.execPath, [peerScript(), JSON.stringify(request)], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (text: string) => {
-    stdout += text;
-  });
-  child.stderr.setEncoding("utf8").on("data", (text: string) => {
-    stderr += text;
-  });
-  const exited = new Promise<number | null>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("exit", (code) => resolve(code));
-  });
-  const timer = setTimeout(() => child.kill(), PEER_TIMEOUT_MS);
-  let code: number | null;
-  try {
-    code = await exited;
-  } finally {
-    clearTimeout(timer);
-  }
-  const lines = stdout.trim().split("\n");
-  let report: PeerReport | undefined;
-  try {
-    report = JSON.parse(lines[lines.length - 1] ?? "") as PeerReport;
-  } catch {
-    report = undefined;
-  }
-  const context = `\n--- run-peer (${peer.module}) stdout ---\n${stdout}\n--- stderr ---\n${stderr}`;
-  if (report?.state === "failed") {
-    throw new Error(
-      `the run-peer failed (${report.code ?? "no code"}): ${report.message}${context}`,
-    );
-  }
-  if (report?.state !== "done" || code !== 0) {
-    throw new Error(`the run-peer exited with ${code} without a report${context}`);
-  }
-  return report;
+  return ChildProcess.start(RUN_PEER, peer, work).report(PEER_TIMEOUT_MS);
 }
