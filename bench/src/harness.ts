@@ -2,7 +2,8 @@
  * The shared harness: suites, timing, medians, tables, temp files and the
  * JSON results in bench/out/. Suites measure; this file runs and reports.
  */
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises";
 import { availableParallelism, cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -82,13 +83,15 @@ export function spread(sample: Sample): number {
 
 /**
  * Runs every contender once untimed (JIT, native module and page cache warm
- * up), then `runs` times interleaved (A B, B A, A B, …) so that drift in the
+ * up; `warmup: false` skips that, e.g. when every run is a fresh process),
+ * then `runs` times interleaved (A B, B A, A B, …) so that drift in the
  * machine's load falls on all of them alike. Each run gets a fresh file,
  * deleted afterwards, and a garbage collection first.
  */
 export async function interleave(
   context: SuiteContext,
   contenders: readonly Contender[],
+  options: { readonly warmup?: boolean } = {},
 ): Promise<Sample[]> {
   const once = async (contender: Contender): Promise<number> => {
     const file = context.freshFile();
@@ -99,7 +102,7 @@ export async function interleave(
       await removeDatabase(file);
     }
   };
-  for (const contender of contenders) await once(contender);
+  if (options.warmup ?? true) for (const contender of contenders) await once(contender);
   const rates = contenders.map(() => [] as number[]);
   for (let run = 0; run < context.runs; run++) {
     const order = contenders.map((_, index) => index);
@@ -169,7 +172,96 @@ export function formatRate(value: number): string {
   return Math.round(value).toLocaleString("en-US");
 }
 
-function collectGarbage(): void {
+export function mib(bytes: number): number {
+  return bytes / (1024 * 1024);
+}
+
+/** Bytes as MiB with one decimal, for tables. */
+export function formatMib(bytes: number): string {
+  return mib(bytes).toFixed(1);
+}
+
+/** A database's size on disk: the file plus its WAL, if any (0 for a part that does not exist). */
+export async function databaseSize(file: string): Promise<number> {
+  const sizes = await Promise.all(
+    ["", "-wal"].map((end) =>
+      stat(file + end).then(
+        (s) => s.size,
+        () => 0,
+      ),
+    ),
+  );
+  return sizes.reduce((a, b) => a + b, 0);
+}
+
+/**
+ * Peak RSS of this process: sampled every `intervalMs` and whenever `sample()`
+ * is called (a tight synchronous loop starves the timer, so call it from there).
+ */
+export function trackPeakRss(intervalMs = 10): {
+  sample(): number;
+  readonly peak: number;
+  stop(): number;
+} {
+  let peak = process.memoryUsage.rss();
+  const sample = () => {
+    const rss = process.memoryUsage.rss();
+    if (rss > peak) peak = rss;
+    return rss;
+  };
+  const timer = setInterval(sample, intervalMs);
+  return {
+    sample,
+    get peak() {
+      return peak;
+    },
+    stop() {
+      clearInterval(timer);
+      sample();
+      return peak;
+    },
+  };
+}
+
+/**
+ * Runs a compiled bench module as its own process (so its RSS is its own work
+ * alone) and returns the JSON it prints on its last stdout line. The module
+ * checks `isChildEntry(import.meta.url)` to know it was started this way.
+ */
+export function runChild<T>(moduleUrl: string, args: readonly string[]): Promise<T> {
+  const script = fileURLToPath(moduleUrl);
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      ["--expose-gc", script, ...args],
+      { maxBuffer: 16 << 20 },
+      (error, stdout, stderr) => {
+        if (error) {
+          reject(new Error(`${script} ${args.join(" ")}: ${error.message}\n${stderr}`));
+          return;
+        }
+        const last = stdout.trim().split("\n").pop() ?? "";
+        try {
+          resolve(JSON.parse(last) as T);
+        } catch {
+          reject(new Error(`${script} printed no JSON result:\n${stdout}\n${stderr}`));
+        }
+      },
+    );
+  });
+}
+
+/** True when this module is the script node was started with (see runChild). */
+export function isChildEntry(moduleUrl: string): boolean {
+  return process.argv[1] === fileURLToPath(moduleUrl);
+}
+
+/** Prints a child's result as the one JSON line runChild reads. */
+export function reportToParent(result: unknown): void {
+  process.stdout.write(`${JSON.stringify(result, jsonValue)}\n`);
+}
+
+export function collectGarbage(): void {
   // Present when node runs with --expose-gc (the bench script does).
   (globalThis as { gc?: () => void }).gc?.();
 }

@@ -1,10 +1,12 @@
 /**
  * A journal-sized write workload and the three ways the bench runs it: raw
  * better-sqlite3, raw @libsql/client, and any driver through the port. Later
- * suites (e.g. `lease.transact`) reuse the raw sessions as their baselines.
+ * suites (e.g. `lease`) reuse the raw sessions as their baselines; `throughLease`
+ * runs the workload through core's provider and leases.
  */
 import { pathToFileURL } from "node:url";
 import { createClient } from "@libsql/client";
+import { ConnectionProvider } from "@runledger/core";
 import type { Driver } from "@runledger/core/port";
 import Database from "better-sqlite3";
 
@@ -186,6 +188,53 @@ export function throughPort(driver: Driver): OpenSession {
       },
       async close() {
         await connection.close();
+      },
+    };
+  };
+}
+
+/**
+ * Any driver through core's provider: a `ConnectionProvider` lease over the
+ * same plain table, one `lease.transact` per transaction — the queue, the
+ * transaction owner, BEGIN IMMEDIATE with busy retry, the scope checks.
+ */
+export function throughLease(driver: Driver): OpenSession {
+  return async (file) => {
+    const provider = new ConnectionProvider<true>({ driver });
+    const lease = await provider.open(file, { create: true });
+    await lease.transact((tx) => tx.execute(SCHEMA));
+    return {
+      async perTransaction(from, count) {
+        for (let seq = from; seq < from + count; seq++) {
+          await lease.transact((tx) => tx.execute(INSERT, [seq, entryText(seq), digest(seq)]));
+        }
+      },
+      async oneTransaction(from, count) {
+        await lease.transact(async (tx) => {
+          for (let seq = from; seq < from + count; seq++) {
+            await tx.execute(INSERT, [seq, entryText(seq), digest(seq)]);
+          }
+        });
+      },
+      settings: () =>
+        lease.transact(async (tx) => {
+          const journal = await tx.execute("PRAGMA journal_mode");
+          const synchronous = await tx.execute("PRAGMA synchronous");
+          const version = await tx.execute("SELECT sqlite_version() AS v");
+          return {
+            journalMode: String(journal.rows[0]?.journal_mode),
+            synchronous: Number(synchronous.rows[0]?.synchronous),
+            sqliteVersion: String(version.rows[0]?.v),
+          };
+        }),
+      async rowCount() {
+        return Number(
+          (await lease.read((r) => r.execute("SELECT count(*) AS n FROM journal"))).rows[0]?.n,
+        );
+      },
+      async close() {
+        await lease.release();
+        await provider.close();
       },
     };
   };

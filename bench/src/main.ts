@@ -4,9 +4,20 @@
  */
 import { runSuite, type Suite } from "./harness.js";
 import { commitLogSuite } from "./suites/commit-log.js";
+import { largeFileSuite } from "./suites/large-file.js";
+import { leaseSuite } from "./suites/lease.js";
 import { portSuite } from "./suites/port.js";
+import { runSuite as runDatabaseSuite } from "./suites/run.js";
+import { stepsSuite } from "./suites/steps.js";
 
-const SUITES: readonly Suite[] = [portSuite, commitLogSuite];
+const SUITES: readonly Suite[] = [
+  portSuite,
+  leaseSuite,
+  runDatabaseSuite,
+  stepsSuite,
+  largeFileSuite,
+  commitLogSuite,
+];
 
 const names = process.argv.slice(2);
 const unknown = names.filter((name) => !SUITES.some((suite) => suite.name === name));

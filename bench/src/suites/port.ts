@@ -47,7 +47,7 @@ const ADAPTERS: readonly Adapter[] = [
   },
 ];
 
-interface Shape {
+export interface Shape {
   readonly name: string;
   readonly title: string;
   readonly unit: string;
@@ -56,7 +56,7 @@ interface Shape {
   run(session: Session, from: number, count: number): Promise<void>;
 }
 
-const SHAPES: readonly Shape[] = [
+export const SHAPES: readonly Shape[] = [
   {
     name: "per-transaction",
     title: "one journal-sized INSERT per BEGIN IMMEDIATE transaction",
@@ -74,7 +74,7 @@ const SHAPES: readonly Shape[] = [
 ];
 
 /** What every session must be running, or the comparison is not like for like. */
-const EXPECTED = { journalMode: "wal", synchronous: 1 } as const;
+export const EXPECTED = { journalMode: "wal", synchronous: 1 } as const;
 
 export const portSuite: Suite = {
   name: "port",
@@ -123,7 +123,8 @@ export const portSuite: Suite = {
   },
 };
 
-function contender(
+/** A session of any kind running one shape: settings checked, warm-up rows, then the timed rows. */
+export function contender(
   label: string,
   open: OpenSession,
   shape: Shape,

@@ -9,7 +9,7 @@ import type {
 import { applySettings, normalizeInteger, RunledgerError } from "@runledger/core/port";
 import type BetterSqlite3 from "better-sqlite3";
 import { translate } from "./errors.js";
-import { fromDriverRow, toDriverParams } from "./values.js";
+import { fromDriverRow } from "./values.js";
 
 type Database = BetterSqlite3.Database;
 type Statement = BetterSqlite3.Statement<unknown[], Record<string, unknown>>;
@@ -43,7 +43,8 @@ export class NodeConnection implements DriverConnection {
   run(sql: string, params: readonly SqlValue[]): QueryResult {
     const statement = this.#prepare(sql);
     try {
-      const args = params.length === 0 ? params : toDriverParams(params);
+      // better-sqlite3 binds plain Uint8Array (views included) as blobs: no copy, no conversion.
+      const args = params as unknown[];
       if (statement.reader) {
         const rows = statement.all(...args);
         for (const row of rows) fromDriverRow(row);
@@ -111,9 +112,12 @@ export class NodeConnection implements DriverConnection {
   #prepare(sql: string): Statement {
     const cached = this.#cache.get(sql);
     if (cached !== undefined) {
-      // Move to the most-recently-used end.
-      this.#cache.delete(sql);
-      this.#cache.set(sql, cached);
+      // Keep recently used statements at the young end, but only once the
+      // cache is nearly full: reordering on every hit costs more than it saves.
+      if (this.#cache.size >= this.#cacheSize - 1) {
+        this.#cache.delete(sql);
+        this.#cache.set(sql, cached);
+      }
       return cached;
     }
     let statement: Statement;

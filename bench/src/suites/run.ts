@@ -1,0 +1,408 @@
+/**
+ * The run database (issue 4), three figures, each adapter:
+ *
+ * 1. open — recognition latency: `RunStore.open(file)` + `release()` (driver
+ *    open, the pragmas and every `sqlite_schema` row compared with the
+ *    manifest, the singleton rows, WAL/durability, close) against the raw
+ *    driver opening the file, reading `application_id`, `user_version` and
+ *    `sqlite_schema`, and closing. On an empty run and on a run of ≥ 500 MB of
+ *    journal and blobs, built once per bench run.
+ * 2. append per transaction — `lease.transact(tx => tx.journal.append(record))`
+ *    against the raw driver inserting the same journal row (same v1 file, same
+ *    constraints and foreign keys) in its own BEGIN IMMEDIATE … COMMIT.
+ * 3. appends in one transaction — 10,000 `tx.journal.append` in one
+ *    `lease.transact` against a raw prepared INSERT loop in one transaction.
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import { pathToFileURL } from "node:url";
+import { createClient } from "@libsql/client";
+import { libsqlDriver } from "@runledger/adapter-libsql";
+import { nodeDriver } from "@runledger/adapter-node";
+import { type Driver, type JsonObject, RunStore } from "@runledger/core";
+import Database from "better-sqlite3";
+import {
+  type Contender,
+  databaseSize,
+  formatMib,
+  formatRate,
+  interleave,
+  type Sample,
+  type Suite,
+  type SuiteContext,
+  spread,
+  type Table,
+  type Timing,
+  time,
+} from "../harness.js";
+
+const CREATE = { workflowId: "bench", runId: "run-1" } as const;
+
+/** About 100 bytes of JSON once serialized, different for every event. */
+function record(seq: number): JsonObject {
+  return {
+    kind: "step.completed",
+    seq,
+    step: "fetch-invoice",
+    attempt: 1,
+    at: 1767225600000 + seq,
+    ok: true,
+  };
+}
+
+const INSERT_EVENT = `INSERT INTO journal (sequence, event_id, idempotency_key, record, root_id, written_at)
+VALUES (?, ?, NULL, ?, ?, ?)`;
+const CURRENT_ROOT = "SELECT root_id FROM workspace_current WHERE singleton = 1";
+const SCHEMA_ROWS = "SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY rowid";
+
+/** What the raw side of the append figures does, per driver. */
+interface RawJournal {
+  /** One INSERT of the next journal row per BEGIN IMMEDIATE … COMMIT. */
+  perTransaction(from: number, count: number): Promise<void>;
+  /** `count` INSERTs in one BEGIN IMMEDIATE … COMMIT. */
+  oneTransaction(from: number, count: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+interface Adapter {
+  readonly name: string;
+  readonly driver: () => Driver;
+  /** Open, read the two pragmas and sqlite_schema, close. */
+  rawOpen(file: string): Promise<void>;
+  rawJournal(file: string): Promise<RawJournal>;
+  readonly appendGoal: number;
+}
+
+const ADAPTERS: readonly Adapter[] = [
+  {
+    name: "adapter-node",
+    driver: () => nodeDriver(),
+    async rawOpen(file) {
+      const db = new Database(file, { fileMustExist: true });
+      db.pragma("application_id", { simple: true });
+      db.pragma("user_version", { simple: true });
+      db.prepare(SCHEMA_ROWS).all();
+      db.close();
+    },
+    async rawJournal(file) {
+      const db = new Database(file, { fileMustExist: true });
+      db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = NORMAL");
+      db.pragma("foreign_keys = ON");
+      const root = db.prepare(CURRENT_ROOT).pluck().get() as Buffer;
+      const begin = db.prepare("BEGIN IMMEDIATE");
+      const insert = db.prepare(INSERT_EVENT);
+      const commit = db.prepare("COMMIT");
+      const row = (seq: number) =>
+        insert.run(seq, randomUUID(), JSON.stringify(record(seq)), root, Date.now());
+      return {
+        async perTransaction(from, count) {
+          for (let seq = from; seq < from + count; seq++) {
+            begin.run();
+            row(seq);
+            commit.run();
+          }
+        },
+        async oneTransaction(from, count) {
+          begin.run();
+          for (let seq = from; seq < from + count; seq++) row(seq);
+          commit.run();
+        },
+        async close() {
+          db.close();
+        },
+      };
+    },
+    appendGoal: 0.6,
+  },
+  {
+    name: "adapter-libsql",
+    driver: () => libsqlDriver(),
+    async rawOpen(file) {
+      const client = createClient({ url: pathToFileURL(file).href, intMode: "bigint" });
+      await client.execute("PRAGMA application_id");
+      await client.execute("PRAGMA user_version");
+      await client.execute(SCHEMA_ROWS);
+      client.close();
+    },
+    async rawJournal(file) {
+      const client = createClient({ url: pathToFileURL(file).href, intMode: "bigint" });
+      await client.execute("PRAGMA journal_mode = WAL");
+      await client.execute("PRAGMA synchronous = NORMAL");
+      await client.execute("PRAGMA foreign_keys = ON");
+      const root = (await client.execute(CURRENT_ROOT)).rows[0]?.[0] as ArrayBuffer;
+      const args = (seq: number) => [
+        seq,
+        randomUUID(),
+        JSON.stringify(record(seq)),
+        root,
+        Date.now(),
+      ];
+      return {
+        async perTransaction(from, count) {
+          for (let seq = from; seq < from + count; seq++) {
+            const tx = await client.transaction("write");
+            await tx.execute({ sql: INSERT_EVENT, args: args(seq) });
+            await tx.commit();
+          }
+        },
+        async oneTransaction(from, count) {
+          const tx = await client.transaction("write");
+          for (let seq = from; seq < from + count; seq++) {
+            await tx.execute({ sql: INSERT_EVENT, args: args(seq) });
+          }
+          await tx.commit();
+        },
+        async close() {
+          client.close();
+        },
+      };
+    },
+    appendGoal: 0.8,
+  },
+];
+
+/** Creates an empty run (adapter-node), untimed. */
+async function createRun(file: string): Promise<void> {
+  const store = new RunStore({ driver: nodeDriver() });
+  try {
+    await (await store.open(file, { create: CREATE })).release();
+  } finally {
+    await store.close();
+  }
+}
+
+interface BigRun {
+  readonly files: number;
+  readonly events: number;
+  readonly bytes: number;
+  readonly buildMs: number;
+}
+
+/**
+ * The large run: `files` workspace files of 1 MiB random bytes (no two chunks
+ * alike, so nothing deduplicates), 10 per `apply` transaction, then `events`
+ * journal appends, 10,000 per transaction. Built with adapter-node.
+ */
+async function buildBigRun(file: string, files: number, events: number): Promise<BigRun> {
+  const started = performance.now();
+  const store = new RunStore({ driver: nodeDriver() });
+  try {
+    const lease = await store.open(file, { create: CREATE });
+    for (let first = 0; first < files; first += 10) {
+      const put: Record<string, Uint8Array> = {};
+      for (let i = first; i < Math.min(first + 10, files); i++) {
+        put[`data/${String(i).padStart(4, "0")}.bin`] = randomBytes(1 << 20);
+      }
+      await lease.transact((tx) =>
+        tx.workspace.apply({ put }, { event: { kind: "data.written", first } }),
+      );
+    }
+    for (let first = 0; first < events; first += 10_000) {
+      await lease.transact(async (tx) => {
+        for (let seq = first; seq < Math.min(first + 10_000, events); seq++) {
+          await tx.journal.append(record(seq));
+        }
+      });
+    }
+    await lease.release();
+  } finally {
+    await store.close();
+  }
+  return {
+    files,
+    events,
+    bytes: await databaseSize(file),
+    buildMs: performance.now() - started,
+  };
+}
+
+/** Runs `body` `count` times against the prebuilt `file` (the harness's fresh file is unused). */
+function opens(label: string, count: number, body: () => Promise<void>): Contender {
+  return {
+    label,
+    run: () =>
+      time(count, async () => {
+        for (let i = 0; i < count; i++) await body();
+      }),
+  };
+}
+
+async function openTable(
+  context: SuiteContext,
+  runs: readonly { readonly name: string; readonly file: string }[],
+  cases: unknown[],
+): Promise<Table> {
+  const count = context.quick ? 100 : 500;
+  const lines: string[][] = [];
+  for (const adapter of ADAPTERS) {
+    const latencies: number[] = [];
+    for (const run of runs) {
+      const store = new RunStore({ driver: adapter.driver() });
+      const [raw, runledger] = (await interleave(context, [
+        opens(`${adapter.name} raw`, count, () => adapter.rawOpen(run.file)),
+        opens(`${adapter.name} RunStore.open`, count, async () => {
+          await (await store.open(run.file)).release();
+        }),
+      ])) as [Sample, Sample];
+      await store.close();
+      const rawUs = 1e6 / raw.median;
+      const openUs = 1e6 / runledger.median;
+      latencies.push(openUs);
+      const ratio = openUs / rawUs;
+      cases.push({ adapter: adapter.name, run: run.name, count, raw, runledger, ratio });
+      lines.push([
+        `${adapter.name}, ${run.name}`,
+        rawUs.toFixed(0),
+        openUs.toFixed(0),
+        `${ratio.toFixed(2)}×`,
+        `≤ 1.5× ${ratio <= 1.5 ? "met" : "MISSED"}`,
+        runs.length > 1 && latencies.length === runs.length
+          ? `${((latencies.at(-1) as number) / (latencies[0] as number)).toFixed(2)}×`
+          : "",
+        `±${(spread(raw) * 100).toFixed(1)}% / ±${(spread(runledger) * 100).toFixed(1)}%`,
+      ]);
+    }
+  }
+  return {
+    title: `open (recognition) latency, ${count} open+close per run (µs per open)`,
+    headers: ["adapter, run", "raw", "RunStore", "RunStore/raw", "goal", "large/empty", "spread"],
+    rows: lines,
+  };
+}
+
+type Shape = "perTransaction" | "oneTransaction";
+
+/** A fresh run per timed run: warm-up appends, then the timed ones; the row count is checked. */
+function appendContenders(
+  adapter: Adapter,
+  shape: Shape,
+  count: number,
+  warmup: number,
+): Contender[] {
+  const raw: Contender = {
+    label: `${adapter.name} raw INSERT`,
+    async run(file) {
+      await createRun(file);
+      const journal = await adapter.rawJournal(file);
+      try {
+        await journal[shape](1, warmup);
+        return await time(count, () => journal[shape](1 + warmup, count));
+      } finally {
+        await journal.close();
+        await checkEvents(file, warmup + count);
+      }
+    },
+  };
+  const runledger: Contender = {
+    label: `${adapter.name} journal.append`,
+    async run(file): Promise<Timing> {
+      const store = new RunStore({ driver: adapter.driver() });
+      try {
+        const lease = await store.open(file, { create: CREATE });
+        const append =
+          shape === "perTransaction"
+            ? async (from: number, n: number) => {
+                for (let seq = from; seq < from + n; seq++) {
+                  await lease.transact((tx) => tx.journal.append(record(seq)));
+                }
+              }
+            : (from: number, n: number) =>
+                lease.transact(async (tx) => {
+                  for (let seq = from; seq < from + n; seq++) await tx.journal.append(record(seq));
+                });
+        await append(1, warmup);
+        const timing = await time(count, () => append(1 + warmup, count));
+        await lease.release();
+        return timing;
+      } finally {
+        await store.close();
+        await checkEvents(file, warmup + count);
+      }
+    },
+  };
+  return [raw, runledger];
+}
+
+async function checkEvents(file: string, expected: number): Promise<void> {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    const settings = {
+      journalMode: db.pragma("journal_mode", { simple: true }),
+      events: db.prepare("SELECT count(*) FROM journal").pluck().get(),
+    };
+    if (settings.journalMode !== "wal" || settings.events !== expected) {
+      throw new Error(`expected ${expected} events in WAL mode, found ${JSON.stringify(settings)}`);
+    }
+  } finally {
+    db.close();
+  }
+}
+
+async function appendTable(context: SuiteContext, shape: Shape, cases: unknown[]): Promise<Table> {
+  const one = shape === "oneTransaction";
+  const count = context.quick ? 2_000 : 10_000;
+  const warmup = one ? 1_000 : 500;
+  const lines: string[][] = [];
+  for (const adapter of ADAPTERS) {
+    const [raw, runledger] = (await interleave(
+      context,
+      appendContenders(adapter, shape, count, warmup),
+    )) as [Sample, Sample];
+    const goal = one ? 0.5 : adapter.appendGoal;
+    const ratio = runledger.median / raw.median;
+    cases.push({ adapter: adapter.name, shape, count, warmup, raw, runledger, ratio, goal });
+    lines.push([
+      adapter.name,
+      formatRate(raw.median),
+      formatRate(runledger.median),
+      `${ratio.toFixed(2)}×`,
+      `≥ ${goal}× ${ratio >= goal ? "met" : "MISSED"}`,
+      `±${(spread(raw) * 100).toFixed(1)}% / ±${(spread(runledger) * 100).toFixed(1)}%`,
+    ]);
+  }
+  return {
+    title: one
+      ? `${count.toLocaleString("en-US")} journal appends in one transaction (events/s)`
+      : `one journal append per transaction, ${count.toLocaleString("en-US")} timed (tx/s)`,
+    headers: ["adapter", "raw INSERT", "journal.append", "append/raw", "goal", "spread"],
+    rows: lines,
+  };
+}
+
+export const runSuite: Suite = {
+  name: "run",
+  summary: "run open (recognition) latency, journal append per transaction and in one",
+  async run(context) {
+    const files = context.quick ? 50 : 500;
+    const events = context.quick ? 20_000 : 200_000;
+    const empty = context.freshFile();
+    await createRun(empty);
+    const bigFile = context.freshFile();
+    const big = await buildBigRun(bigFile, files, events);
+    const open: unknown[] = [];
+    const append: unknown[] = [];
+    const tables = [
+      await openTable(
+        context,
+        [
+          { name: `empty (${formatMib(await databaseSize(empty))} MiB)`, file: empty },
+          { name: `large (${formatMib(big.bytes)} MiB)`, file: bigFile },
+        ],
+        open,
+      ),
+      await appendTable(context, "perTransaction", append),
+      await appendTable(context, "oneTransaction", append),
+    ];
+    return {
+      notes: [
+        "durability: journal_mode=WAL, synchronous=NORMAL on every writing side (runledger's default; the raw sides set it; each append run checks WAL and the event count after)",
+        `large run: ${files} workspace files of 1 MiB random bytes (10 per apply) + ${events.toLocaleString("en-US")} journal events (10,000 per transaction), ${formatMib(big.bytes)} MiB on disk, built with adapter-node in ${(big.buildMs / 1000).toFixed(1)} s`,
+        "open: raw = open the file, PRAGMA application_id, PRAGMA user_version, SELECT … FROM sqlite_schema, close; RunStore = store.open(file) (recognition, singleton rows, WAL + durability) + release (closes the connection)",
+        "append: both sides write the same journal row into the same v1 run file (constraints, FK to workspace_root); raw computes the sequence in JS and reads the current root once; runledger's append takes max(sequence)+1 and the current root in the INSERT",
+        `each run: fresh file where it writes; one discarded round, then the two interleaved over ${context.runs} runs`,
+      ],
+      tables,
+      data: { big, open, append },
+    };
+  },
+};
