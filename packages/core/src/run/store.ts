@@ -1,10 +1,7 @@
 import type { Lease } from "../connection/lease.js";
 import { openExisting } from "../connection/open-existing.js";
-import {
-  ConnectionProvider,
-  type ConnectionProviderOptions,
-  type EntrySummary,
-} from "../connection/provider.js";
+import type { ConnectionProviderOptions } from "../connection/provider.js";
+import { ProviderStore } from "../connection/store-base.js";
 import { injectedContext } from "../port/context.js";
 import { RunledgerError } from "../port/errors.js";
 import { establishRun, identityMismatch, validateCreate } from "./establish.js";
@@ -30,16 +27,13 @@ export interface RunOpenOptions {
  * location, each a version-1 run database recognized (or created) before the
  * first lease is handed out.
  */
-export class RunStore {
-  readonly #provider: ConnectionProvider<RunCreate>;
+export class RunStore extends ProviderStore<RunCreate> {
   readonly #context: RunContext;
 
   constructor(options: RunStoreOptions) {
-    this.#context = injectedContext(options);
-    this.#provider = new ConnectionProvider<RunCreate>({
-      ...options,
-      establish: establishRun(this.#context),
-    });
+    const context = injectedContext(options);
+    super(options, establishRun(context));
+    this.#context = context;
   }
 
   async open(location: string, options: RunOpenOptions = {}): Promise<RunLease> {
@@ -47,7 +41,7 @@ export class RunStore {
     if (create !== undefined) validateCreate(create);
     const lease = new RunLease(
       await openExisting(
-        this.#provider,
+        this.provider,
         location,
         options,
         "run",
@@ -70,8 +64,8 @@ export class RunStore {
     options: { create: RunCreate; at?: ForkPoint },
   ): Promise<ForkResult & { lease: RunLease }> {
     const [from, to] = await Promise.all([
-      this.#provider.driver.canonicalize(source),
-      this.#provider.driver.canonicalize(target),
+      this.provider.driver.canonicalize(source),
+      this.provider.driver.canonicalize(target),
     ]);
     if (from === to) {
       throw new RunledgerError("invalid_argument", "a fork needs a target other than its source");
@@ -94,18 +88,6 @@ export class RunStore {
     } finally {
       await sourceLease.release();
     }
-  }
-
-  close(): Promise<void> {
-    return this.#provider.close();
-  }
-
-  get closed(): boolean {
-    return this.#provider.closed;
-  }
-
-  get entries(): EntrySummary[] {
-    return this.#provider.entries;
   }
 }
 

@@ -12,11 +12,8 @@ import { CommitLog } from "../commitlog/log.js";
 import { ReadModel } from "../commitlog/read-model.js";
 import { LogReader } from "../commitlog/reader.js";
 import { openExisting } from "../connection/open-existing.js";
-import {
-  ConnectionProvider,
-  type ConnectionProviderOptions,
-  type EntrySummary,
-} from "../connection/provider.js";
+import type { ConnectionProviderOptions } from "../connection/provider.js";
+import { ProviderStore } from "../connection/store-base.js";
 import { injectedContext } from "../port/context.js";
 import { SerialAccess } from "./serial-access.js";
 
@@ -32,21 +29,18 @@ export interface StoreOpenOptions {
   readonly create?: boolean;
 }
 
-export class CommitLogStore {
-  readonly #provider: ConnectionProvider<true>;
+export class CommitLogStore extends ProviderStore<true> {
   readonly #context: LogContext;
 
   constructor(options: CommitLogStoreOptions) {
-    this.#context = injectedContext(options);
-    this.#provider = new ConnectionProvider<true>({
-      ...options,
-      establish: establishCommitLog(this.#context),
-    });
+    const context = injectedContext(options);
+    super(options, establishCommitLog(context));
+    this.#context = context;
   }
 
   async open(location: string, options: StoreOpenOptions = {}): Promise<CommitLog> {
     const lease = await openExisting(
-      this.#provider,
+      this.provider,
       location,
       options.create === true ? { create: true } : {},
       "commit log",
@@ -61,32 +55,18 @@ export class CommitLogStore {
       throw error;
     }
   }
-
-  close(): Promise<void> {
-    return this.#provider.close();
-  }
-
-  get closed(): boolean {
-    return this.#provider.closed;
-  }
-
-  get entries(): EntrySummary[] {
-    return this.#provider.entries;
-  }
 }
 
 export type ReadModelStoreOptions = Omit<ConnectionProviderOptions<true>, "establish">;
 
-export class ReadModelStore {
-  readonly #provider: ConnectionProvider<true>;
-
+export class ReadModelStore extends ProviderStore<true> {
   constructor(options: ReadModelStoreOptions) {
-    this.#provider = new ConnectionProvider<true>({ ...options, establish: establishReadModel() });
+    super(options, establishReadModel());
   }
 
   async open(location: string, options: StoreOpenOptions = {}): Promise<ReadModel> {
     const lease = await openExisting(
-      this.#provider,
+      this.provider,
       location,
       options.create === true ? { create: true } : {},
       "read model",
@@ -94,17 +74,5 @@ export class ReadModelStore {
     );
     const access = new SerialAccess(lease);
     return new ReadModel(access, () => access.release());
-  }
-
-  close(): Promise<void> {
-    return this.#provider.close();
-  }
-
-  get closed(): boolean {
-    return this.#provider.closed;
-  }
-
-  get entries(): EntrySummary[] {
-    return this.#provider.entries;
   }
 }

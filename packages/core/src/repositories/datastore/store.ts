@@ -6,11 +6,8 @@
  */
 
 import { openExisting } from "../../connection/open-existing.js";
-import {
-  ConnectionProvider,
-  type ConnectionProviderOptions,
-  type EntrySummary,
-} from "../../connection/provider.js";
+import type { ConnectionProviderOptions } from "../../connection/provider.js";
+import { ProviderStore } from "../../connection/store-base.js";
 import { type InjectedContext, injectedContext } from "../../port/context.js";
 import { RunledgerError } from "../../port/errors.js";
 import type { DatastoreFormat } from "../../routing/hook.js";
@@ -31,16 +28,12 @@ export interface DatastoreOpenOptions extends DatastoreOptions {
 
 const NAMESPACE = /^[A-Za-z0-9._-]{1,128}$/;
 
-export class DatastoreStore {
-  readonly #provider: ConnectionProvider<DatastoreCreate>;
+export class DatastoreStore extends ProviderStore<DatastoreCreate> {
   readonly #context: InjectedContext;
 
   constructor(options: DatastoreStoreOptions) {
+    super(options, establishDatastore());
     this.#context = injectedContext(options);
-    this.#provider = new ConnectionProvider<DatastoreCreate>({
-      ...options,
-      establish: establishDatastore(),
-    });
   }
 
   async open(location: string, options: DatastoreOpenOptions = {}): Promise<Datastore> {
@@ -61,7 +54,7 @@ export class DatastoreStore {
             now: this.#context.clock(),
           };
     const lease = await openExisting(
-      this.#provider,
+      this.provider,
       location,
       create === undefined ? {} : { create },
       "datastore",
@@ -79,13 +72,5 @@ export class DatastoreStore {
       await access.release();
       throw error;
     }
-  }
-
-  close(): Promise<void> {
-    return this.#provider.close();
-  }
-
-  get entries(): EntrySummary[] {
-    return this.#provider.entries;
   }
 }

@@ -1,0 +1,32 @@
+import type { EntrySummary } from "./provider.js";
+import { ConnectionProvider, type ConnectionProviderOptions, type Establish } from "./provider.js";
+
+/**
+ * What every store of one database kind shares: a connection provider set
+ * up with that kind's establish hook, and the provider's lifetime calls.
+ * Each store adds only its own `open`.
+ */
+export abstract class ProviderStore<Create> {
+  protected readonly provider: ConnectionProvider<Create>;
+
+  protected constructor(
+    options: Omit<ConnectionProviderOptions<Create>, "establish">,
+    establish: Establish<Create>,
+  ) {
+    this.provider = new ConnectionProvider<Create>({ ...options, establish });
+  }
+
+  /** Refuses new opens, lets started work finish, closes every database. */
+  close(): Promise<void> {
+    return this.provider.close();
+  }
+
+  get closed(): boolean {
+    return this.provider.closed;
+  }
+
+  /** The databases open now, for inspection and tests. */
+  get entries(): EntrySummary[] {
+    return this.provider.entries;
+  }
+}
