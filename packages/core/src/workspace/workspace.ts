@@ -54,10 +54,7 @@ export class WorkspaceReader {
 
   /** The current root's id (hex). */
   async currentRoot(): Promise<string> {
-    const row = (await this.executor.execute(CURRENT)).rows[0];
-    if (row === undefined)
-      throw new RunledgerError("corrupt", "the run has no current workspace root");
-    return toHex(row.root_id as Uint8Array);
+    return toHex((await this.rootTree(undefined)).root);
   }
 
   /** A file's whole content. For large files use `stream`. */
