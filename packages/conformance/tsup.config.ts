@@ -9,6 +9,7 @@ export default defineConfig({
     "child/counter": "src/child/counter.ts",
     "child/run-peer": "src/child/run-peer.ts",
     "child/commit-log-peer": "src/child/commit-log-peer.ts",
+    "child/routing-peer": "src/child/routing-peer.ts",
   },
   format: ["esm"],
   dts: true,

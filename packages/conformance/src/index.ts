@@ -18,6 +18,9 @@ import { describeErrors } from "./families/errors.js";
 import { describeIdentity } from "./families/identity.js";
 import { describeReadModel } from "./families/read-model.js";
 import { describeRouting } from "./families/routing.js";
+import { describeRoutingGaps } from "./families/routing-gaps.js";
+import { describeRoutingGuards } from "./families/routing-guards.js";
+import { describeRoutingReconcile } from "./families/routing-reconcile.js";
 import { describeRunJournal } from "./families/run-journal.js";
 import { describeRunSchema } from "./families/run-schema.js";
 import { describeSessions } from "./families/sessions.js";
@@ -55,6 +58,9 @@ export function describeConformance(subject: ConformanceSubject): void {
     describeCommitLog(fixtures);
     describeReadModel(fixtures);
     describeRouting(fixtures);
+    describeRoutingGuards(fixtures);
+    describeRoutingGaps(fixtures);
+    describeRoutingReconcile(fixtures);
     describeDatastoreFiles(fixtures);
   });
 }

@@ -134,18 +134,23 @@ export {
   COMMIT_LOG_SCHEMA_VERSION,
 } from "./commitlog/schema-v1.js";
 export type {
+  AbandonResult,
   ChunkCheck,
   CommitResult,
   CommittedPartition,
   ContentSource,
+  DocumentReconciler,
   ExpectationFailure,
+  LandedVersion,
   LiveKey,
   LogCommit,
   LogOp,
   PendingUnit,
+  ReconciledKey,
   RefusalReason,
   RefusedPartition,
   StagedOp,
+  StagingScope,
 } from "./commitlog/types.js";
 export { CommitUnit, type UnitOptions, type UnitState } from "./commitlog/unit.js";
 export {
@@ -214,6 +219,7 @@ export {
   stageTyped,
   type TypedStager,
   typedStagingActive,
+  withStagingScope,
 } from "./routing/route.js";
 export {
   COMMITTING_ENDINGS,

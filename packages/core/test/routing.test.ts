@@ -5,10 +5,12 @@ import {
   type ChangeHook,
   MAX_COMMIT_OPS,
   type RouteRecord,
+  type StagingScope,
   signalChange,
   stageTyped,
   type TypedChange,
   typedStagingActive,
+  withStagingScope,
 } from "../src/index.js";
 
 function hook(format: 2 | 3) {
@@ -53,6 +55,55 @@ describe("the route", () => {
     expect(v3.signals).toEqual(["a", "c"]);
     expect(staged).toHaveLength(1);
     expect(typedStagingActive(v3.hook)).toBe(false);
+  });
+
+  it("stages a write through its scope, confirmed when the write returns and discarded when it throws", async () => {
+    const v3 = hook(3);
+    const events: string[] = [];
+    const direct: unknown[] = [];
+    let opened = 0;
+    const unbind = bindUnit(v3.hook, {
+      stage: async (changes) => void direct.push(changes),
+      openScope: async (): Promise<StagingScope> => {
+        const n = ++opened;
+        return {
+          stage: async () => void events.push(`stage ${n}`),
+          confirm: async () => void events.push(`confirm ${n}`),
+          discard: async () => void events.push(`discard ${n}`),
+        };
+      },
+    });
+    const run = { workflowId: "wf", runId: "r" };
+    const build = () => CHANGE_BUILDERS.runCreate(run, new Uint8Array([1]));
+    const committed = await withStagingScope(v3.hook, async () => {
+      await stageTyped(v3.hook, build);
+      return 7;
+    });
+    expect(committed).toBe(7);
+    const failure = new Error("rolled back");
+    await expect(
+      withStagingScope(v3.hook, async () => {
+        await stageTyped(v3.hook, build);
+        throw failure;
+      }),
+    ).rejects.toBe(failure);
+    // Outside a scoped write the stager is staged into directly.
+    await stageTyped(v3.hook, build);
+    unbind();
+    expect(events).toEqual(["stage 1", "confirm 1", "stage 2", "discard 2"]);
+    expect(direct).toHaveLength(1);
+  });
+
+  it("a scoped write on a hook with no unit bound opens no scope", async () => {
+    const v2 = hook(2);
+    expect(await withStagingScope(v2.hook, async () => "done")).toBe("done");
+    const failure = new Error("rolled back");
+    await expect(
+      withStagingScope(v2.hook, async () => {
+        throw failure;
+      }),
+    ).rejects.toBe(failure);
+    expect(v2.records).toEqual([]);
   });
 
   it("splits per-key tombstones at MAX_COMMIT_OPS, in key order", () => {

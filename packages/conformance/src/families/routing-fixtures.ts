@@ -1,55 +1,41 @@
 /**
- * Helpers of the routing family (spec §9): the route recorder, a vault
- * provider that keeps secrets in memory, the scenario that makes every
- * repository write once or more, and the end-to-end comparison — the
- * documents a repository wrote against what a read model caught up from
- * the commit log.
- *
- * The scenario is fixed: its route-1/route-2 recording on format 2 is the
- * committed golden file, so any change in what format 2 writes, signals
- * or reads shows up as a diff.
+ * Helpers of the routing families (spec §9): the builder spy and mutants,
+ * the scenario staged on a format-3 datastore and committed into a real
+ * commit log, and the end-to-end comparison — the documents a repository
+ * wrote against what a read model caught up from the commit log. The
+ * scenario itself, the route recorder and the in-memory vault live in
+ * ./routing-scenario.ts (no test-runner import, so a child process runs
+ * them too) and are re-exported here.
  */
+import { existsSync } from "node:fs";
 import {
-  AutoDefinitionRepository,
   type BuilderName,
   bindUnit,
   CHANGE_BUILDERS,
   type ChangeBuilders,
+  type CommitLog,
   type CommitResult,
+  type CommitUnit,
   type Datastore,
   DatastoreStore,
-  DefinitionRepository,
-  EvaluatedDefinitionRepository,
   type ReadModel,
-  type RouteObserver,
-  type RouteRecord,
+  type RunTarget,
+  runPartition,
+  signalChange,
   splitDocumentPath,
+  stageTyped,
   type TypedChange,
-  VaultConfigRepository,
+  type UnitOptions,
   type VaultProvider,
-  WorkflowRunRepository,
 } from "@runledger/core";
 import { onTestFinished } from "vitest";
-import type { Fixtures } from "../fixtures.js";
-import { modelContents, newLog, newModel } from "./commit-log-fixtures.js";
+import type { RoutingPeerReport, RoutingPeerRequest } from "../child/routing-peer-protocol.js";
+import { ChildProcess, type ChildScript, type Fixtures } from "../fixtures.js";
+import type { ConformanceChild } from "../subject.js";
+import { logStore, modelContents, newModel } from "./commit-log-fixtures.js";
+import { RouteRecorder, runScenario } from "./routing-scenario.js";
 
-/** Records every route-1 signal, route-2 call and op, and document read, with its caller. */
-export class RouteRecorder implements RouteObserver {
-  readonly records: RouteRecord[] = [];
-
-  record(entry: RouteRecord): void {
-    this.records.push(entry);
-  }
-
-  /** The intent that last staged each `partition/key`. */
-  lastIntents(): Map<string, string> {
-    const intents = new Map<string, string>();
-    for (const entry of this.records) {
-      if (entry.route === "stage" && "key" in entry) intents.set(entry.key, entry.kind);
-    }
-    return intents;
-  }
-}
+export { MemoryVault, RouteRecorder, runScenario, SECRET_VALUES } from "./routing-scenario.js";
 
 /** Counts every builder call: the spy that proves builders never run on format 2. */
 export function spyOnBuilders(): { builders: Partial<ChangeBuilders>; calls: Map<string, number> } {
@@ -79,97 +65,10 @@ export function reducedBuilder(name: BuilderName): Partial<ChangeBuilders> {
   return { [name]: reduced } as Partial<ChangeBuilders>;
 }
 
-export class MemoryVault implements VaultProvider {
-  readonly secrets = new Map<string, string>();
-  async store(vault: string, secret: string, value: string) {
-    this.secrets.set(`${vault}\u0000${secret}`, value);
-  }
-  async read(vault: string, secret: string) {
-    return this.secrets.get(`${vault}\u0000${secret}`);
-  }
-  async remove(vault: string, secret: string) {
-    this.secrets.delete(`${vault}\u0000${secret}`);
-  }
-}
-
-export const SECRET_VALUES = ["s3cr3t-token-Quokka-7781", "another-Wombat-secret-0099"];
-
 export function datastoreStore(fx: Fixtures): DatastoreStore {
   const store = new DatastoreStore({ driver: fx.driver(), busyTimeoutMs: 2_000 });
   onTestFinished(() => store.close());
   return store;
-}
-
-/** Every repository write, each operation at least once, every builder at least once. */
-export async function runScenario(
-  datastore: Datastore,
-  options: { builders?: Partial<ChangeBuilders>; vault?: VaultProvider } = {},
-): Promise<void> {
-  const repo = { builders: options.builders ?? {} };
-  const runs = new WorkflowRunRepository(datastore, repo);
-  const models = new DefinitionRepository(datastore, "model", repo);
-  const workflows = new DefinitionRepository(datastore, "workflow", repo);
-  const evaluated = new EvaluatedDefinitionRepository(datastore, repo);
-  const auto = new AutoDefinitionRepository(datastore, repo);
-  const vaults = new VaultConfigRepository(datastore, options.vault ?? new MemoryVault(), repo);
-  const r1 = { workflowId: "nightly", runId: "r1" };
-  const r2 = { workflowId: "nightly", runId: "r2" };
-
-  await runs.create(r1, { status: "running" });
-  await runs.update(r1, { status: "running", step: 1 });
-  for (const id of ["s001", "s002", "s003", "s004"])
-    await runs.saveSnapshot(r1, id, `{"at":"${id}"}`);
-  await runs.saveSnapshot(r1, "s004", '{"at":"s004","again":true}');
-  await runs.deleteSnapshot(r1, "s001");
-  await runs.collectSnapshots(r1, { keep: 1 });
-  await runs.supersedeSnapshots(r1, "s005", '{"at":"s005"}');
-  await runs.update(r1, { status: "completed" });
-  await runs.create(r2, { status: "running" });
-  await runs.saveSnapshot(r2, "s001", "{}");
-  await runs.delete(r2);
-
-  await models.create("m1", '{"model":"m1"}');
-  await models.edit("m1", '{"model":"m1","v":2}');
-  await evaluated.save("m1", '{"evaluated":1}');
-  await evaluated.save("m1", '{"evaluated":2}');
-  await models.create("m2", '{"model":"m2"}');
-  await evaluated.save("m2", '{"evaluated":"m2"}');
-  await models.delete("m2");
-  await models.create("m3", '{"model":"m3"}');
-  await evaluated.save("m3", '{"evaluated":"m3"}');
-  await evaluated.delete("m3");
-
-  await workflows.create("w1", '{"workflow":"w1"}');
-  await workflows.saveEvaluatedWorkflow("w1", '{"steps":[1]}');
-  await workflows.edit("w1", '{"workflow":"w1","v":2}');
-  await workflows.rename("w1", "w2");
-  await workflows.saveEvaluatedWorkflow("w2", '{"steps":[1,2]}');
-  await workflows.saveEvaluatedWorkflow("w2", '{"steps":[1,2,3]}');
-  await workflows.create("w3", '{"workflow":"w3"}');
-  await workflows.saveEvaluatedWorkflow("w3", '{"steps":[]}');
-  await workflows.deleteEvaluatedWorkflow("w3");
-
-  await auto.save("a1", '{"auto":1}');
-  await auto.save("a1", '{"auto":2}');
-  await auto.save("a2", '{"auto":"a2"}');
-
-  await vaults.save("v1", {
-    type: "local_encryption",
-    settings: { keyFile: ".keys/v1" },
-    secrets: { token: SECRET_VALUES[0]! },
-  });
-  await vaults.save("v1", {
-    type: "local_encryption",
-    settings: { keyFile: ".keys/v1", rotated: true },
-    secrets: { token: SECRET_VALUES[0]!, other: SECRET_VALUES[1]! },
-  });
-  await vaults.rename("v1", "v2");
-  await vaults.save("v3", {
-    type: "local_encryption",
-    settings: {},
-    secrets: { x: SECRET_VALUES[1]! },
-  });
-  await vaults.delete("v3");
 }
 
 export interface V3Outcome {
@@ -180,30 +79,79 @@ export interface V3Outcome {
   readonly locations: string[];
 }
 
-/** The scenario on a new format-3 datastore under one unit, committed, caught up into a read model. */
-export async function runScenarioOnV3(
+export interface ScenarioOptions {
+  readonly namespace?: string;
+  readonly builders?: Partial<ChangeBuilders>;
+  readonly vault?: VaultProvider;
+  /** Options of the unit the scenario stages into (spillOps, say). */
+  readonly unit?: UnitOptions;
+}
+
+/** The scenario staged on a new format-3 datastore into a unit that is not committed yet. */
+export interface StagedScenario {
+  readonly datastore: Datastore;
+  readonly recorder: RouteRecorder;
+  readonly log: CommitLog;
+  readonly unit: CommitUnit;
+  /** The datastore's location, then the log's. */
+  readonly locations: string[];
+  /** Closes the datastore's and the log's stores (closing again when the test ends is harmless). */
+  close(): Promise<void>;
+}
+
+export async function stageScenarioOnV3(
   fx: Fixtures,
-  options: { namespace?: string; builders?: Partial<ChangeBuilders>; vault?: VaultProvider } = {},
-): Promise<V3Outcome> {
+  options: ScenarioOptions = {},
+): Promise<StagedScenario> {
   const recorder = new RouteRecorder();
   const location = fx.location();
-  const datastore = await datastoreStore(fx).open(location, {
+  const store = datastoreStore(fx);
+  const datastore = await store.open(location, {
     create: { format: 3 },
     observer: recorder,
     ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
   });
-  const { log, location: logLocation } = await newLog(fx);
-  const unit = await log.begin();
+  const logLocation = fx.location();
+  const logs = logStore(fx);
+  const log = await logs.open(logLocation, { create: true });
+  const unit = await log.begin(options.unit ?? {});
   const unbind = bindUnit(datastore.hook, unit);
   try {
     await runScenario(datastore, options);
   } finally {
     unbind();
   }
-  const result = await unit.commit();
-  const { model, location: modelLocation } = await newModel(fx);
-  await model.catchUp(log);
-  return { datastore, model, result, recorder, locations: [location, logLocation, modelLocation] };
+  const close = async () => {
+    await store.close();
+    await logs.close();
+  };
+  return { datastore, recorder, log, unit, locations: [location, logLocation], close };
+}
+
+/** The scenario committed and caught up into a new read model; `close` closes all three stores. */
+export interface V3Run extends V3Outcome {
+  readonly log: CommitLog;
+  close(): Promise<void>;
+}
+
+/** The scenario on a new format-3 datastore under one unit, committed, caught up into a read model. */
+export async function runScenarioOnV3(fx: Fixtures, options: ScenarioOptions = {}): Promise<V3Run> {
+  const staged = await stageScenarioOnV3(fx, options);
+  const result = await staged.unit.commit();
+  const { store, model, location: modelLocation } = await newModel(fx);
+  await model.catchUp(staged.log);
+  return {
+    datastore: staged.datastore,
+    model,
+    result,
+    recorder: staged.recorder,
+    log: staged.log,
+    locations: [...staged.locations, modelLocation],
+    close: async () => {
+      await staged.close();
+      await store.close();
+    },
+  };
 }
 
 /**
@@ -244,4 +192,75 @@ export async function differences(outcome: V3Outcome): Promise<string[]> {
   }
   if (catalog.length !== caught.size) found.push("catalog and documents disagree in number");
   return found;
+}
+
+/** Paths whose document the read model lacks, holds alone, or holds with other bytes. */
+export async function differingPaths(datastore: Datastore, model: ReadModel): Promise<string[]> {
+  const written = new Map(
+    (await datastore.documents()).map((document) => [document.path, document.bytes]),
+  );
+  const { documents } = await modelContents(model);
+  const caught = new Map(documents.map((d) => [`${d.partition}/${d.key}`, d.bytes]));
+  const paths = new Set([...written.keys(), ...caught.keys()]);
+  return [...paths]
+    .filter((path) => {
+      const mine = written.get(path);
+      const theirs = caught.get(path);
+      return mine === undefined || theirs === undefined || !Buffer.from(mine).equals(theirs);
+    })
+    .sort();
+}
+
+/**
+ * Saves snapshots of a run as `runs.saveSnapshot` of new ids would, but in
+ * one datastore write: each document written with its route-1 signal, then
+ * their typed changes — the repository's own builder's, one change per
+ * snapshot, in order — staged through the route in one call. Only a fast
+ * way to reach more than MAX_COMMIT_OPS snapshots.
+ */
+export async function seedSnapshots(
+  datastore: Datastore,
+  run: RunTarget,
+  ids: readonly string[],
+  content: (id: string) => string,
+): Promise<void> {
+  const hook = datastore.hook;
+  const partition = runPartition(run.workflowId, run.runId);
+  await datastore.write("run-snapshots.save", async (writer) => {
+    const saved: { key: string; bytes: Uint8Array }[] = [];
+    for (const id of ids) {
+      const key = `snapshots/${id}.json`;
+      const path = `${partition}/${key}`;
+      const bytes = new TextEncoder().encode(content(id));
+      await writer.put(path, bytes);
+      await signalChange(hook, { kind: "write", path }, { typed: true });
+      saved.push({ key, bytes });
+    }
+    await stageTyped(hook, () =>
+      saved.flatMap(({ key, bytes }) => CHANGE_BUILDERS.snapshotSave(run, key, bytes, undefined)),
+    );
+  });
+}
+
+/** A database's files that exist now: the file, and its -wal, -shm and -journal. */
+export function databaseFiles(location: string): string[] {
+  return ["", "-wal", "-shm", "-journal"]
+    .map((suffix) => `${location}${suffix}`)
+    .filter((file) => existsSync(file));
+}
+
+/** The routing peer child: it runs the scenario on a new format-3 datastore, commits, reports. */
+const ROUTING_PEER: ChildScript<RoutingPeerRequest, RoutingPeerReport> = {
+  file: "routing-peer",
+  name: "routing peer",
+};
+
+export type RoutingPeerDone = Extract<RoutingPeerReport, { state: "done" }>;
+
+/** Runs one routing peer process to completion with `peer`'s driver; it has exited on return. */
+export async function runRoutingPeer(
+  peer: ConformanceChild,
+  work: Omit<RoutingPeerRequest, "module" | "exportName">,
+): Promise<RoutingPeerDone> {
+  return ChildProcess.start(ROUTING_PEER, peer, work).report(120_000);
 }

@@ -13,6 +13,11 @@
  *
  * The planner remembers only each partition's newest batch: its memory is
  * O(partitions), never O(ops).
+ *
+ * A mark (`mark()` … `rollBack(mark)` or `release(mark)`) makes placements
+ * provisional: while it is open the planner records, for each partition it
+ * touches, that partition's newest batch and its counts as they were, so a
+ * rollback restores exactly the plan at the mark (O(partitions touched)).
  */
 import { MAX_COMMIT_OPS } from "../changes/batches.js";
 import type { TypedChange } from "../changes/change.js";
@@ -37,9 +42,24 @@ export interface Placement {
   readonly ops: readonly ChangeOp[];
 }
 
+/** The plan as it was when a mark was taken, recorded lazily per partition touched. */
+export interface PlannerMark {
+  /** The first batch number opened after the mark. */
+  readonly nextBatch: number;
+  /** Each partition touched since the mark: its newest batch then, and that batch's counts. */
+  readonly prior: Map<string, PriorBatch>;
+}
+
+export interface PriorBatch {
+  readonly batch: PlannedBatch | undefined;
+  readonly opCount: number;
+  readonly expectCount: number;
+}
+
 export class BatchPlanner {
   #nextBatch: number;
   readonly #newest = new Map<string, PlannedBatch>();
+  #mark: PlannerMark | undefined;
 
   constructor(nextBatch = 0) {
     this.#nextBatch = nextBatch;
@@ -50,9 +70,42 @@ export class BatchPlanner {
     return this.#nextBatch;
   }
 
+  /** Starts recording what placements change, so that `rollBack` can undo them. One at a time. */
+  mark(): PlannerMark {
+    this.#mark = { nextBatch: this.#nextBatch, prior: new Map() };
+    return this.#mark;
+  }
+
+  /** Keeps every placement made since the mark. */
+  release(mark: PlannerMark): void {
+    if (this.#mark === mark) this.#mark = undefined;
+  }
+
+  /** Undoes every placement made since the mark. */
+  rollBack(mark: PlannerMark): void {
+    for (const [partition, prior] of mark.prior) {
+      if (prior.batch === undefined) {
+        this.#newest.delete(partition);
+      } else {
+        prior.batch.opCount = prior.opCount;
+        prior.batch.expectCount = prior.expectCount;
+        this.#newest.set(partition, prior.batch);
+      }
+    }
+    this.#nextBatch = mark.nextBatch;
+    if (this.#mark === mark) this.#mark = undefined;
+  }
+
   place(change: TypedChange, now: number): Placement[] {
     const { ops, partition, intent } = change;
     const newest = this.#newest.get(partition);
+    if (this.#mark !== undefined && !this.#mark.prior.has(partition)) {
+      this.#mark.prior.set(partition, {
+        batch: newest,
+        opCount: newest?.opCount ?? 0,
+        expectCount: newest?.expectCount ?? 0,
+      });
+    }
     if (
       newest !== undefined &&
       newest.intent === intent &&

@@ -7,8 +7,12 @@ import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import type { Row } from "../port/values.js";
 import { expectationOf, fromHex, hexOrNull } from "./digests.js";
-import type { LiveKey, LogCommit, LogOp, PendingUnit } from "./types.js";
+import { placeholders } from "./staging.js";
+import type { LandedVersion, LiveKey, LogCommit, LogOp, PendingUnit } from "./types.js";
 import { toLogCommit } from "./unit.js";
+
+/** Keys per statement of `landedVersions` (two parameters each). */
+const LANDED_PAGE = 256;
 
 const COMMIT_COLUMNS =
   "commit_id, txn_id, batch, partition, sequence, intent, op_count, staged_at, committed_at";
@@ -97,6 +101,46 @@ WHERE partition > ? OR (partition = ? AND key > ?) ORDER BY partition, key LIMIT
       [partition, key],
     );
     return rows[0] === undefined ? undefined : toLiveKey(rows[0]);
+  }
+
+  /**
+   * The latest landed version of one key: its content (from the live key
+   * index and the chunk store), or `absent` when the log holds a tombstone
+   * for it or never had it.
+   */
+  async landed(partition: string, key: string): Promise<LandedVersion> {
+    return (await this.landedVersions([{ partition, key }]))[0]!;
+  }
+
+  /** `landed` of several keys at once, in the order given (one statement per 256 keys). */
+  async landedVersions(
+    keys: readonly { readonly partition: string; readonly key: string }[],
+  ): Promise<LandedVersion[]> {
+    const found = new Map<string, Row>();
+    for (let at = 0; at < keys.length; at += LANDED_PAGE) {
+      const page = keys.slice(at, at + LANDED_PAGE);
+      const params = page.flatMap(({ partition, key }) => [partition, key]);
+      const { rows } = await this.#executor.execute(
+        `WITH wanted (partition, key) AS (VALUES ${placeholders(page.length, 2)})
+SELECT l.partition, l.key, l.digest, l.sequence, k.data FROM wanted w
+JOIN live_key l ON l.partition = w.partition AND l.key = w.key
+LEFT JOIN chunk k ON k.digest = l.digest`,
+        params,
+      );
+      for (const row of rows) found.set(`${String(row.partition)}\u0000${String(row.key)}`, row);
+    }
+    return keys.map(({ partition, key }): LandedVersion => {
+      const row = found.get(`${partition}\u0000${key}`);
+      if (row === undefined) return { partition, key, state: "absent" };
+      return {
+        partition,
+        key,
+        state: "present",
+        sha256: hexOrNull(row.digest)!,
+        sequence: Number(row.sequence),
+        bytes: row.data instanceof Uint8Array ? row.data : undefined,
+      };
+    });
   }
 
   /** Content by its digest (hex), or undefined when the chunk store lacks it. */

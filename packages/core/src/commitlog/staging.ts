@@ -142,6 +142,53 @@ ON CONFLICT (txn_id, batch) DO UPDATE SET op_count = excluded.op_count,
   await flush();
 }
 
+/** What a unit staged since a mark, as the staging area holds it once spilled. */
+export interface StagedSinceMark {
+  /** Batches numbered from here on were opened after the mark: all theirs goes. */
+  readonly nextBatch: number;
+  /** Contents with a ref from here on were staged after the mark. */
+  readonly nextRef: number;
+  /** Batches opened before the mark and filled after it: their counts at the mark. */
+  readonly filled: readonly { batch: number; opCount: number; expectCount: number }[];
+}
+
+/**
+ * Removes from the staging area everything staged after a mark — the ops of
+ * batches opened since, the ops appended since to older batches (by
+ * ordinal), their batch rows or counts, and the contents staged since — so
+ * it holds exactly what it held, spilled or not, at the mark. The caller's
+ * transaction makes it all or nothing.
+ */
+export async function discardSince(
+  tx: Executor,
+  txnId: string,
+  since: StagedSinceMark,
+): Promise<void> {
+  await tx.execute("DELETE FROM staged_op WHERE txn_id = ? AND batch >= ?", [
+    txnId,
+    since.nextBatch,
+  ]);
+  await tx.execute("DELETE FROM unit_batch WHERE txn_id = ? AND batch >= ?", [
+    txnId,
+    since.nextBatch,
+  ]);
+  for (const batch of since.filled) {
+    await tx.execute("DELETE FROM staged_op WHERE txn_id = ? AND batch = ? AND ordinal >= ?", [
+      txnId,
+      batch.batch,
+      batch.opCount,
+    ]);
+    await tx.execute(
+      "UPDATE unit_batch SET op_count = ?, expect_count = ? WHERE txn_id = ? AND batch = ?",
+      [batch.opCount, batch.expectCount, txnId, batch.batch],
+    );
+  }
+  await tx.execute("DELETE FROM staged_content WHERE txn_id = ? AND ref >= ?", [
+    txnId,
+    since.nextRef,
+  ]);
+}
+
 /** Marks a unit sealed: nothing more is staged, and what is staged is complete. */
 export async function seal(tx: Executor, txnId: string, now: number): Promise<void> {
   await tx.execute(

@@ -2,6 +2,7 @@
  * What the commit log answers: staged ops, landed commits, refusals, and the
  * result of committing a unit of work.
  */
+import type { TypedChange } from "../changes/change.js";
 import type { Intent } from "../changes/intents.js";
 import type { Expectation } from "../changes/ops.js";
 
@@ -104,6 +105,59 @@ export interface CommitResult {
   /** Partitions that did not land, with why. */
   readonly refused: readonly RefusedPartition[];
   readonly chunks: ChunkCheck;
+  /**
+   * Documents put back to what the log holds, in the datastores bound to this
+   * unit (docs/routing.md): every key of a refused or held-back partition, in
+   * key order. Empty when everything landed, or no datastore was bound.
+   */
+  readonly reconciled: readonly ReconciledKey[];
+}
+
+/** What `abandon()` answers. */
+export interface AbandonResult {
+  readonly txnId: string;
+  /** Every key the unit staged, put back to what the log holds, in key order. */
+  readonly reconciled: readonly ReconciledKey[];
+}
+
+/**
+ * What the log holds for one key of a partition: its latest landed content
+ * (`present`, with the bytes from the chunk store — undefined when the chunk
+ * store lacks them), or nothing (`absent`: tombstoned, or never landed — the
+ * live key index does not tell these apart, and a datastore needs neither).
+ */
+export type LandedVersion =
+  | {
+      readonly partition: string;
+      readonly key: string;
+      readonly state: "present";
+      readonly sha256: string;
+      /** The sequence of the commit that wrote it. */
+      readonly sequence: number;
+      readonly bytes: Uint8Array | undefined;
+    }
+  | { readonly partition: string; readonly key: string; readonly state: "absent" };
+
+/** One document a reconciliation put back: to the log's version of it, or removed (`absent`). */
+export interface ReconciledKey {
+  readonly partition: string;
+  readonly key: string;
+  readonly to: "log-version" | "absent";
+}
+
+/**
+ * What puts a datastore's documents back to the versions the commit log
+ * holds (a format-3 datastore's hook carries one). A unit bound to the hook
+ * calls it with the keys whose staged change did not land. It writes no
+ * route-1 signal and stages no typed change: the log already holds that state.
+ */
+export interface DocumentReconciler {
+  /**
+   * Writes each version (a present one's bytes are always given) in one
+   * datastore transaction. False when it no longer can write (its handle was
+   * released): nothing was written.
+   */
+  reconcile(versions: readonly LandedVersion[]): Promise<boolean>;
 }
 
 /** A unit of work the staging area holds, as `pendingUnits()` lists it. */
@@ -118,4 +172,19 @@ export interface PendingUnit {
 /** Gives back the bytes of a content by its digest, when the chunk store lost them. */
 export interface ContentSource {
   read(sha256: string): Promise<Uint8Array | undefined>;
+}
+
+/**
+ * A provisional turn of staging (`unit.openScope()`): what it stages stays
+ * in the unit only if the scope is confirmed; `discard()` removes it again,
+ * from memory and from the staging area alike. A datastore write opens one
+ * around its transaction and confirms it only once its COMMIT succeeded.
+ */
+export interface StagingScope {
+  /** Stages in this scope, all or none (as `unit.stage`). */
+  stage(changes: TypedChange | readonly TypedChange[]): Promise<void>;
+  /** Keeps what the scope staged and ends the scope. */
+  confirm(): Promise<void>;
+  /** Removes what the scope staged and ends the scope. */
+  discard(): Promise<void>;
 }

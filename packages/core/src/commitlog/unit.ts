@@ -18,35 +18,63 @@
  * - Every decision is stored with the batch, so committing again — after an
  *   error, or in another process after a crash (`log.resume(txnId)`) — keeps
  *   the txn id, skips what landed or was refused, and lands only the rest.
+ * - `openScope()` stages provisionally: the scope marks where the unit
+ *   stood (buffer, batch plan, spill count), and `discard()` returns the
+ *   unit exactly there — truncating the buffer, or, when a spill happened
+ *   since, deleting what the spills wrote (./staging.ts `discardSince`) in
+ *   one transaction. Scopes take turns with every other operation of the
+ *   unit, so nothing else is staged between a mark and its discard. A
+ *   discard that could not remove spilled rows leaves the unit `incomplete`:
+ *   it can then only be abandoned, never commit a change nobody wrote.
  * - After the batches, the chunk check (./chunks.ts) re-stores any missing
  *   content; then the staged ops and contents are deleted and the unit is
  *   done. Its batch rows stay as its outcome, so a later commit() or resume
  *   answers the same result.
+ * - Reconciliation: a datastore hook the unit was bound to attaches its
+ *   DocumentReconciler (`attachReconciler`). The datastore already holds
+ *   every document the unit staged, so where a staged change does not land
+ *   the document is put back to what the log holds: after commit, every key
+ *   of a refused or held-back partition; on abandon, every key staged. The
+ *   keys are read from the staged ops (buffer and staging area) before they
+ *   are deleted, a page at a time; a failed reconciliation
+ *   (`reconcile_failed`) leaves the staged ops in place, so commit() or
+ *   abandon() again reconciles again (it is idempotent).
  */
 import { checkChange, type TypedChange } from "../changes/change.js";
 import { RunledgerError } from "../port/errors.js";
+import { sha256Hex } from "../port/hash.js";
 import type { Row } from "../port/values.js";
 import { type BatchRow, commitBatch } from "./batch-commit.js";
 import { checkChunks } from "./chunks.js";
 import type { DatabaseAccess, LogContext } from "./context.js";
 import { expectationColumns, expectationOf, fromHex, hexOrNull } from "./digests.js";
-import { BatchPlanner } from "./planner.js";
-import { clearStaging, StagingBuffer, seal, spill } from "./staging.js";
+import { BatchPlanner, type PlannerMark } from "./planner.js";
+import { LogReader } from "./reader.js";
+import { clearStaging, discardSince, StagingBuffer, seal, spill } from "./staging.js";
 import type {
+  AbandonResult,
   ChunkCheck,
   CommitResult,
   CommittedPartition,
   ContentSource,
+  DocumentReconciler,
   ExpectationFailure,
+  LandedVersion,
   LogCommit,
+  ReconciledKey,
   RefusedPartition,
   StagedOp,
+  StagingScope,
 } from "./types.js";
 
 export type UnitState =
   /** Taking changes. */
   | "staging"
-  /** Resumed after its process stopped mid-staging: incomplete, so it can only be abandoned. */
+  /**
+   * Resumed after its process stopped mid-staging, or a scope's discard
+   * failed to remove what it had spilled: incomplete, so it can only be
+   * abandoned.
+   */
   | "incomplete"
   /** Commit started: takes no more changes; commit() again continues it. */
   | "sealed"
@@ -66,6 +94,15 @@ const DEFAULT_SPILL_OPS = 1024;
 const DEFAULT_SPILL_BYTES = 4 << 20;
 const PAGE = 512;
 
+/** Where a unit stood when a scope opened. */
+interface UnitMark {
+  readonly planner: PlannerMark;
+  readonly rows: number;
+  readonly bytes: number;
+  readonly nextRef: number;
+  readonly spills: number;
+}
+
 export class CommitUnit {
   readonly txnId: string;
   readonly #access: DatabaseAccess;
@@ -74,7 +111,13 @@ export class CommitUnit {
   readonly #planner = new BatchPlanner();
   readonly #buffer = new StagingBuffer();
   #state: UnitState;
+  /** Why the unit is incomplete, for the refusal's message. */
+  #incompleteBecause: "stopped" | "discard_failed" = "stopped";
+  /** Spills so far: a scope's discard touches the staging area only if one happened since its mark. */
+  #spills = 0;
   #result: CommitResult | undefined;
+  /** The datastores bound to this unit, put back to the log where a staged change did not land. */
+  readonly #reconcilers = new Set<DocumentReconciler>();
   #tail: Promise<unknown> = Promise.resolve();
 
   /** @internal Units come from `log.begin()` and `log.resume()`. */
@@ -96,6 +139,16 @@ export class CommitUnit {
     return this.#state;
   }
 
+  /**
+   * Attaches a datastore's reconciler (bindUnit does, for a hook that has
+   * one): when the unit commits, the documents of its refused and held-back
+   * partitions are put back to what the log holds; when it is abandoned,
+   * every document it staged is. Attaching the same reconciler again is a no-op.
+   */
+  attachReconciler(reconciler: DocumentReconciler): void {
+    this.#reconcilers.add(reconciler);
+  }
+
   /** Ops held in memory, not yet spilled to the staging area. */
   get buffered(): number {
     return this.#buffer.rows.length;
@@ -107,14 +160,110 @@ export class CommitUnit {
    * and stages nothing.
    */
   stage(changes: TypedChange | readonly TypedChange[]): Promise<void> {
-    return this.#serialize(async () => {
-      this.#checkStaging("stage a change");
-      const list = Array.isArray(changes) ? changes : [changes as TypedChange];
-      const checked = list.map((change) => checkChange(change));
-      if (this.#full()) await this.#spill();
-      const now = this.#context.clock();
-      for (const change of checked) this.#place(change, now);
+    return this.#serialize(() => this.#stageNow(changes));
+  }
+
+  /**
+   * Opens a provisional staging scope, once every operation called before it
+   * (an earlier scope included) has finished; until the scope is confirmed
+   * or discarded, the unit's other operations wait behind it. Do not call
+   * the unit's own methods from inside a scope and await them: stage through
+   * the scope.
+   */
+  openScope(): Promise<StagingScope> {
+    return new Promise<StagingScope>((opened) => {
+      void this.#serialize(() => new Promise<void>((ended) => opened(this.#scope(ended))));
     });
+  }
+
+  #scope(ended: () => void): StagingScope {
+    const mark: UnitMark | undefined =
+      this.#state === "staging"
+        ? {
+            planner: this.#planner.mark(),
+            rows: this.#buffer.rows.length,
+            bytes: this.#buffer.bytes,
+            nextRef: this.#buffer.nextRef,
+            spills: this.#spills,
+          }
+        : undefined;
+    let open = true;
+    let tail: Promise<unknown> = Promise.resolve();
+    const inTurn = <T>(operation: () => Promise<T>): Promise<T> => {
+      const turn = tail.then(operation);
+      tail = turn.catch(() => undefined);
+      return turn;
+    };
+    const end = () => {
+      open = false;
+      ended();
+    };
+    return {
+      stage: (changes) =>
+        inTurn(async () => {
+          if (!open) throw closed(this.txnId, "stage a change", "its staging scope has ended");
+          await this.#stageNow(changes);
+        }),
+      confirm: () =>
+        inTurn(async () => {
+          if (!open) return;
+          if (mark !== undefined) this.#planner.release(mark.planner);
+          end();
+        }),
+      discard: () =>
+        inTurn(async () => {
+          if (!open) return;
+          try {
+            if (mark !== undefined && this.#state === "staging") await this.#discardSince(mark);
+          } finally {
+            end();
+          }
+        }),
+    };
+  }
+
+  async #stageNow(changes: TypedChange | readonly TypedChange[]): Promise<void> {
+    this.#checkStaging("stage a change");
+    const list = Array.isArray(changes) ? changes : [changes as TypedChange];
+    const checked = list.map((change) => checkChange(change));
+    if (this.#full()) await this.#spill();
+    const now = this.#context.clock();
+    for (const change of checked) this.#place(change, now);
+  }
+
+  /** Returns the unit to where it stood at the mark, in memory and in the staging area. */
+  async #discardSince(mark: UnitMark): Promise<void> {
+    const buffer = this.#buffer;
+    if (this.#spills === mark.spills) {
+      // Everything staged since the mark is still in the buffer, after its first mark.rows rows.
+      buffer.rows.length = mark.rows;
+      for (const [sha256, content] of buffer.contents) {
+        if (content.ref >= mark.nextRef) buffer.contents.delete(sha256);
+      }
+      for (const batch of buffer.batches.keys()) {
+        if (batch >= mark.planner.nextBatch) buffer.batches.delete(batch);
+      }
+      buffer.bytes = mark.bytes;
+    } else {
+      // A spill since the mark wrote some of it to the staging area; the
+      // buffer holds only what came after that spill, all of it since the mark.
+      const filled = [...mark.planner.prior.values()].flatMap((prior) =>
+        prior.batch === undefined
+          ? []
+          : [{ batch: prior.batch.batch, opCount: prior.opCount, expectCount: prior.expectCount }],
+      );
+      const since = { nextBatch: mark.planner.nextBatch, nextRef: mark.nextRef, filled };
+      try {
+        await this.#access.transact((tx) => discardSince(tx, this.txnId, since));
+      } catch (error) {
+        this.#state = "incomplete";
+        this.#incompleteBecause = "discard_failed";
+        throw error;
+      }
+      buffer.clear();
+    }
+    buffer.nextRef = mark.nextRef;
+    this.#planner.rollBack(mark.planner);
   }
 
   #place(change: TypedChange, now: number): void {
@@ -188,7 +337,7 @@ ORDER BY o.batch, o.ordinal LIMIT ?`,
   commit(): Promise<CommitResult> {
     return this.#serialize(async () => {
       if (this.#state === "abandoned") throw closed(this.txnId, "commit", "it was abandoned");
-      if (this.#state === "incomplete") throw incomplete(this.txnId);
+      if (this.#state === "incomplete") throw incomplete(this.txnId, this.#incompleteBecause);
       if (this.#state === "staging") {
         const now = this.#context.clock();
         await this.#access.transact(async (tx) => {
@@ -205,13 +354,15 @@ ORDER BY o.batch, o.ordinal LIMIT ?`,
           { txnId: this.txnId },
           this.#options.contentSource,
         );
+        const reconciled = await this.#reconcile("unlanded");
         const now = this.#context.clock();
         await this.#access.transact((tx) => clearStaging(tx, this.txnId, { now }));
         this.#state = "done";
-        this.#result = await this.#readResult(chunks);
+        this.#result = await this.#readResult(chunks, reconciled);
       }
       this.#result ??= await this.#readResult(
         await checkChunks(this.#access, { txnId: this.txnId }, this.#options.contentSource),
+        [],
       );
       return this.#result;
     });
@@ -220,16 +371,122 @@ ORDER BY o.batch, o.ordinal LIMIT ?`,
   /**
    * Discards what is staged and not landed. Before commit() nothing lands at
    * all; after a commit() that threw, what already landed stays (commits are
-   * permanent) and the rest, run partitions included, never will.
+   * permanent) and the rest, run partitions included, never will. Every
+   * document the unit staged is first put back to what the log holds, in
+   * each attached datastore (`reconciled`); abandoning again answers no keys.
    */
-  abandon(): Promise<void> {
+  abandon(): Promise<AbandonResult> {
     return this.#serialize(async () => {
-      if (this.#state === "abandoned") return;
+      if (this.#state === "abandoned") return { txnId: this.txnId, reconciled: [] };
       if (this.#state === "done") throw closed(this.txnId, "abandon", "it is already committed");
+      const reconciled = await this.#reconcile("all");
       this.#buffer.clear();
       await this.#access.transact((tx) => clearStaging(tx, this.txnId, undefined));
       this.#state = "abandoned";
+      return { txnId: this.txnId, reconciled };
     });
+  }
+
+  /**
+   * Puts every attached datastore's documents back to what the log holds,
+   * for the keys whose staged change did not land: `unlanded` — the keys of
+   * refused and held-back batches (after the batches were decided); `all` —
+   * every key staged, in the staging area and still in the buffer (abandon).
+   * Reads the staged ops a page at a time in batch order; each key once.
+   */
+  async #reconcile(which: "unlanded" | "all"): Promise<ReconciledKey[]> {
+    if (this.#reconcilers.size === 0) return [];
+    const seen = new Set<string>();
+    const reconciled: ReconciledKey[] = [];
+    const apply = async (keys: { partition: string; key: string }[]) => {
+      const fresh = keys.filter(({ partition, key }) => {
+        const id = `${partition}\u0000${key}`;
+        if (seen.has(id)) return false;
+        seen.add(id);
+        return true;
+      });
+      if (fresh.length === 0) return;
+      const versions = await this.#access.read((reader) =>
+        new LogReader(reader).landedVersions(fresh),
+      );
+      const complete: LandedVersion[] = [];
+      for (const version of versions) complete.push(await this.#withBytes(version));
+      let applied = false;
+      try {
+        for (const reconciler of this.#reconcilers) {
+          if (await reconciler.reconcile(complete)) applied = true;
+        }
+      } catch (error) {
+        throw reconcileFailed(this.txnId, error);
+      }
+      if (!applied) return;
+      for (const version of complete) {
+        reconciled.push({
+          partition: version.partition,
+          key: version.key,
+          to: version.state === "present" ? "log-version" : "absent",
+        });
+      }
+    };
+    const states =
+      which === "all" ? "'staged', 'committed', 'refused', 'held'" : "'refused', 'held'";
+    let after = { batch: -1, ordinal: -1 };
+    for (;;) {
+      const rows = await this.#access.read(
+        async (reader) =>
+          (
+            await reader.execute(
+              `SELECT o.batch, o.ordinal, b.partition, o.key FROM staged_op o
+JOIN unit_batch b ON b.txn_id = o.txn_id AND b.batch = o.batch
+WHERE o.txn_id = ? AND b.state IN (${states})
+  AND (o.batch > ? OR (o.batch = ? AND o.ordinal > ?))
+ORDER BY o.batch, o.ordinal LIMIT ?`,
+              [this.txnId, after.batch, after.batch, after.ordinal, PAGE],
+            )
+          ).rows,
+      );
+      await apply(rows.map((row) => ({ partition: String(row.partition), key: String(row.key) })));
+      if (rows.length < PAGE) break;
+      const last = rows[rows.length - 1]!;
+      after = { batch: Number(last.batch), ordinal: Number(last.ordinal) };
+    }
+    if (which === "all") {
+      const buffer = this.#buffer;
+      for (let at = 0; at < buffer.rows.length; at += PAGE) {
+        await apply(
+          buffer.rows.slice(at, at + PAGE).map((row) => ({
+            partition: buffer.batches.get(row.batch)!.partition,
+            key: row.key,
+          })),
+        );
+      }
+    }
+    return reconciled.sort((a, b) =>
+      a.partition === b.partition
+        ? compareText(a.key, b.key)
+        : compareText(a.partition, b.partition),
+    );
+  }
+
+  /**
+   * A present version with its bytes: from the chunk store, else the unit's
+   * content source (only bytes that hash to the digest); `chunk_missing` when
+   * neither has them — a document is never put back to bytes the log lacks.
+   */
+  async #withBytes(version: LandedVersion): Promise<LandedVersion> {
+    if (version.state === "absent" || version.bytes !== undefined) return version;
+    const bytes = await this.#options.contentSource?.read(version.sha256);
+    if (bytes !== undefined && sha256Hex(bytes) === version.sha256) return { ...version, bytes };
+    throw reconcileFailed(
+      this.txnId,
+      new RunledgerError(
+        "chunk_missing",
+        `the log holds ${JSON.stringify(version.key)} in ${version.partition} with content ` +
+          `${version.sha256}, which its chunk store lacks; run log.checkChunks({ source }) to ` +
+          "store it again",
+        { details: { partition: version.partition, key: version.key, sha256: version.sha256 } },
+      ),
+    );
   }
 
   async #decideBatches(): Promise<void> {
@@ -288,7 +545,7 @@ WHERE txn_id = ? AND run_last = 1 AND state = 'staged'`,
     );
   }
 
-  async #readResult(chunks: ChunkCheck): Promise<CommitResult> {
+  async #readResult(chunks: ChunkCheck, reconciled: ReconciledKey[]): Promise<CommitResult> {
     const rows = await this.#access.read(
       async (reader) =>
         (
@@ -339,7 +596,13 @@ WHERE b.txn_id = ? ORDER BY b.run_last, b.batch`,
       partition,
       commits,
     }));
-    return { txnId: this.txnId, committed: committedList, refused: [...refused.values()], chunks };
+    return {
+      txnId: this.txnId,
+      committed: committedList,
+      refused: [...refused.values()],
+      chunks,
+      reconciled,
+    };
   }
 
   #full(): boolean {
@@ -352,11 +615,12 @@ WHERE b.txn_id = ? ORDER BY b.run_last, b.batch`,
   async #spill(): Promise<void> {
     await this.#access.transact((tx) => spill(tx, this.txnId, this.#buffer));
     this.#buffer.clear();
+    this.#spills++;
   }
 
   #checkStaging(action: string): void {
     if (this.#state === "staging") return;
-    if (this.#state === "incomplete") throw incomplete(this.txnId);
+    if (this.#state === "incomplete") throw incomplete(this.txnId, this.#incompleteBecause);
     const why =
       this.#state === "abandoned"
         ? "it was abandoned"
@@ -382,12 +646,33 @@ function closed(txnId: string, action: string, why: string): RunledgerError {
   );
 }
 
-function incomplete(txnId: string): RunledgerError {
+function reconcileFailed(txnId: string, cause: unknown): RunledgerError {
+  if (cause instanceof RunledgerError && cause.code === "reconcile_failed") return cause;
+  const code = cause instanceof RunledgerError ? cause.code : undefined;
+  return new RunledgerError(
+    "reconcile_failed",
+    `unit ${txnId} could not put the datastore's documents back to what the commit log holds ` +
+      `(${cause instanceof Error ? cause.message : String(cause)}); its staged ops are kept: ` +
+      "fix the cause and call commit() (or abandon()) again, which reconciles again",
+    { cause, details: { txnId, ...(code === undefined ? {} : { causeCode: code }) } },
+  );
+}
+
+/** A stable order for the report (UTF-16 code units). */
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function incomplete(txnId: string, because: "stopped" | "discard_failed"): RunledgerError {
+  const why =
+    because === "stopped"
+      ? "was still staging when its process stopped, so what it staged is incomplete"
+      : "holds changes of a write that rolled back: discarding them from the staging area " +
+        "failed, so what it staged is not what was written";
   return new RunledgerError(
     "unit_incomplete",
-    `unit ${txnId} was still staging when its process stopped, so what it staged is ` +
-      "incomplete and must not land; abandon() it and stage the work again",
-    { details: { txnId } },
+    `unit ${txnId} ${why} and must not land; abandon() it and stage the work again`,
+    { details: { txnId, reason: because } },
   );
 }
 

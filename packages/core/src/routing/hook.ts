@@ -11,7 +11,11 @@
  *   (the sync signal of format 2), so it lands or rolls back with that write;
  * - `observer`, when present, is told of every route-1 signal, every route-2
  *   call and op, and every document read — it observes, never changes.
+ * - `reconciler`, when present, puts the hook's documents back to what the
+ *   commit log holds; `bindUnit` attaches it to the unit, which calls it for
+ *   the keys whose staged change did not land (docs/routing.md).
  */
+import type { DocumentReconciler } from "../commitlog/types.js";
 
 /** 2: documents plus path signals. 3: documents plus typed changes in a commit log. */
 export type DatastoreFormat = 2 | 3;
@@ -57,4 +61,6 @@ export interface ChangeHook {
   readonly observer: RouteObserver | undefined;
   /** Records a route-1 path change in the current write. */
   signal(change: PathChange): Promise<void>;
+  /** Puts documents back to the log's versions (a format-3 datastore's hook has one). */
+  readonly reconciler?: DocumentReconciler;
 }

@@ -15,10 +15,21 @@
  *   reads a typed change needs before the write destroys them, so format 2
  *   reads nothing extra.
  * - `bindUnit(hook, stager)`: explicit binding; returns the unbind. A hook
- *   takes one stager at a time, and a format-2 hook takes none.
+ *   takes one stager at a time, and a format-2 hook takes none. Binding also
+ *   attaches the hook's reconciler to the stager (when both have one), and
+ *   unbinding leaves it attached: the unit is decided after the run, and
+ *   then puts back the documents whose staged change did not land.
+ * - `withStagingScope(hook, write)`: what a hook's owner (the datastore)
+ *   wraps each write transaction in. With a stager bound that can open a
+ *   scope (a CommitUnit can), the write's staging is provisional: the scope
+ *   is confirmed only when `write` returned — its COMMIT succeeded — and
+ *   discarded when it threw (a rollback, or a failed COMMIT), so a unit
+ *   never keeps a change for a document that was never written. With no
+ *   stager bound it is one lookup and nothing else (format 2 pays nothing).
  */
 import type { TypedChange } from "../changes/change.js";
 import { checkChange } from "../changes/change.js";
+import type { DocumentReconciler, StagingScope } from "../commitlog/types.js";
 import { RunledgerError } from "../port/errors.js";
 import type { ChangeHook, PathChange } from "./hook.js";
 
@@ -26,12 +37,27 @@ import type { ChangeHook, PathChange } from "./hook.js";
 export interface TypedStager {
   /** Stages the changes in order, all or none. */
   stage(changes: TypedChange | readonly TypedChange[]): Promise<void>;
+  /**
+   * Opens a provisional scope (waiting for the previous one to end), which
+   * `withStagingScope` confirms when the write committed and discards when
+   * it did not. A stager without it is staged into directly, and keeps what
+   * a rolled-back write staged.
+   */
+  openScope?(): Promise<StagingScope>;
+  /**
+   * Takes the reconciler of a hook it is bound to (CommitUnit does): when the
+   * unit is decided, documents whose staged change did not land are put back
+   * to what the log holds. A stager without it reconciles nothing.
+   */
+  attachReconciler?(reconciler: DocumentReconciler): void;
 }
 
 /** What a builder returns: the typed changes of one write, in staging order. */
 export type BuiltChanges = TypedChange | readonly TypedChange[];
 
 const bound = new WeakMap<ChangeHook, TypedStager>();
+/** The scope of the write in progress on a hook, and the stager it belongs to. */
+const scopes = new WeakMap<ChangeHook, { stager: TypedStager; scope: StagingScope }>();
 
 export function bindUnit(hook: ChangeHook, stager: TypedStager): () => void {
   if (hook.format !== 3) {
@@ -49,6 +75,7 @@ export function bindUnit(hook: ChangeHook, stager: TypedStager): () => void {
     );
   }
   bound.set(hook, stager);
+  if (hook.reconciler !== undefined) stager.attachReconciler?.(hook.reconciler);
   let unbound = false;
   return () => {
     if (unbound) return;
@@ -103,5 +130,33 @@ export async function stageTyped(hook: ChangeHook, build: () => BuiltChanges): P
       });
     }
   }
-  if (changes.length > 0) await stager.stage(changes);
+  if (changes.length === 0) return;
+  const scoped = scopes.get(hook);
+  await (scoped !== undefined && scoped.stager === stager ? scoped.scope : stager).stage(changes);
+}
+
+/**
+ * Runs one write transaction of the hook's datastore (`write` resolves only
+ * after its COMMIT succeeded) so that what it stages survives only if it
+ * committed: the bound stager's scope is confirmed after `write` returns and
+ * discarded when it throws, then the error is rethrown. (A discard that
+ * fails leaves the unit unable to commit; the write's own error is the one
+ * thrown.)
+ */
+export async function withStagingScope<T>(hook: ChangeHook, write: () => Promise<T>): Promise<T> {
+  const stager = bound.get(hook);
+  if (stager?.openScope === undefined) return write();
+  const scope = await stager.openScope();
+  scopes.set(hook, { stager, scope });
+  let result: T;
+  try {
+    result = await write();
+  } catch (error) {
+    if (scopes.get(hook)?.scope === scope) scopes.delete(hook);
+    await scope.discard().catch(() => undefined);
+    throw error;
+  }
+  if (scopes.get(hook)?.scope === scope) scopes.delete(hook);
+  await scope.confirm();
+  return result;
 }

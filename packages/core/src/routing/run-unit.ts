@@ -9,10 +9,19 @@
  *   abandoned: nothing it staged lands, never half a run.
  *
  * The unit is unbound before it is decided, on every path, so a hook is
- * never left pointing at a finished unit.
+ * never left pointing at a finished unit. Binding attached the datastore's
+ * reconciler to the unit, so deciding it puts back the documents whose
+ * staged change did not land — the refused and held-back partitions' keys on
+ * commit (`result.reconciled`), every staged key on abandon (`reconciled`).
  */
 import type { TypedChange } from "../changes/change.js";
-import type { CommitResult } from "../commitlog/types.js";
+import type {
+  AbandonResult,
+  CommitResult,
+  DocumentReconciler,
+  ReconciledKey,
+  StagingScope,
+} from "../commitlog/types.js";
 import type { RunStatus } from "../run/types.js";
 import type { ChangeHook } from "./hook.js";
 import { bindUnit } from "./route.js";
@@ -30,13 +39,23 @@ export const COMMITTING_ENDINGS: readonly RunEnding[] = [
 /** The unit a run stages into: CommitUnit fits. */
 export interface RunUnit {
   stage(changes: TypedChange | readonly TypedChange[]): Promise<void>;
+  /** Provisional staging, so a write that rolls back keeps nothing staged (see TypedStager). */
+  openScope?(): Promise<StagingScope>;
+  /** Takes the datastore's reconciler (see TypedStager). */
+  attachReconciler?(reconciler: DocumentReconciler): void;
   commit(): Promise<CommitResult>;
-  abandon(): Promise<void>;
+  /** A CommitUnit answers what it reconciled (AbandonResult); any other answer counts as nothing. */
+  abandon(): Promise<unknown>;
 }
 
 export type RunUnitOutcome<T> =
   | { readonly decision: "committed"; readonly value: T; readonly result: CommitResult }
-  | { readonly decision: "abandoned"; readonly value: T };
+  | {
+      readonly decision: "abandoned";
+      readonly value: T;
+      /** The documents the abandon put back to what the log holds. */
+      readonly reconciled: readonly ReconciledKey[];
+    };
 
 export async function withRunUnit<T extends { readonly status: RunEnding }>(
   hook: ChangeHook,
@@ -56,6 +75,11 @@ export async function withRunUnit<T extends { readonly status: RunEnding }>(
   if (COMMITTING_ENDINGS.includes(value.status)) {
     return { decision: "committed", value, result: await unit.commit() };
   }
-  await unit.abandon();
-  return { decision: "abandoned", value };
+  const abandoned = await unit.abandon();
+  return { decision: "abandoned", value, reconciled: reconciledBy(abandoned) };
+}
+
+function reconciledBy(answer: unknown): readonly ReconciledKey[] {
+  const reconciled = (answer as Partial<AbandonResult> | undefined)?.reconciled;
+  return Array.isArray(reconciled) ? reconciled : [];
 }

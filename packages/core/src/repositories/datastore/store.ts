@@ -62,11 +62,11 @@ export class DatastoreStore extends ProviderStore<DatastoreCreate> {
     );
     const access = new SerialAccess(lease);
     try {
-      const format = await Datastore.formatAt(access);
-      const datastore = new Datastore(access, format, options, () => access.release());
+      const opened = await Datastore.formatAt(access);
+      const datastore = new Datastore(access, opened, options, () => access.release());
       // Asked for format 3 of a datastore that already existed: opt in, which
       // is refused unless it is still new and empty.
-      if (create?.format === 3 && format !== 3) await datastore.optIntoFormat3();
+      if (create?.format === 3 && opened.format !== 3) await datastore.optIntoFormat3();
       return datastore;
     } catch (error) {
       await access.release();
