@@ -13,12 +13,13 @@
  * 3. appends in one transaction — 10,000 `tx.journal.append` in one
  *    `lease.transact` against a raw prepared INSERT loop in one transaction.
  */
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import { createClient } from "@libsql/client";
 import { libsqlDriver } from "@runledger/adapter-libsql";
 import { nodeDriver } from "@runledger/adapter-node";
 import { type Driver, type JsonObject, RunStore } from "@runledger/core";
+import { timeOrderedId } from "@runledger/core/port";
 import Database from "better-sqlite3";
 import {
   type Contender,
@@ -93,7 +94,7 @@ const ADAPTERS: readonly Adapter[] = [
       const insert = db.prepare(INSERT_EVENT);
       const commit = db.prepare("COMMIT");
       const row = (seq: number) =>
-        insert.run(seq, randomUUID(), JSON.stringify(record(seq)), root, Date.now());
+        insert.run(seq, timeOrderedId(), JSON.stringify(record(seq)), root, Date.now());
       return {
         async perTransaction(from, count) {
           for (let seq = from; seq < from + count; seq++) {
@@ -132,7 +133,7 @@ const ADAPTERS: readonly Adapter[] = [
       const root = (await client.execute(CURRENT_ROOT)).rows[0]?.[0] as ArrayBuffer;
       const args = (seq: number) => [
         seq,
-        randomUUID(),
+        timeOrderedId(),
         JSON.stringify(record(seq)),
         root,
         Date.now(),
@@ -398,7 +399,7 @@ export const runSuite: Suite = {
         "durability: journal_mode=WAL, synchronous=NORMAL on every writing side (runledger's default; the raw sides set it; each append run checks WAL and the event count after)",
         `large run: ${files} workspace files of 1 MiB random bytes (10 per apply) + ${events.toLocaleString("en-US")} journal events (10,000 per transaction), ${formatMib(big.bytes)} MiB on disk, built with adapter-node in ${(big.buildMs / 1000).toFixed(1)} s`,
         "open: raw = open the file, PRAGMA application_id, PRAGMA user_version, SELECT … FROM sqlite_schema, close; RunStore = store.open(file) (recognition, singleton rows, WAL + durability) + release (closes the connection)",
-        "append: both sides write the same journal row into the same v1 run file (constraints, FK to workspace_root); raw computes the sequence in JS and reads the current root once; runledger's append takes max(sequence)+1 and the current root in the INSERT",
+        "append: both sides write the same journal row into the same v1 run file (constraints, FK to workspace_root, event ids from core's default generator, time-ordered UUIDs); raw computes the sequence in JS and reads the current root once; runledger's append takes max(sequence)+1 and the current root in the INSERT",
         `each run: fresh file where it writes; one discarded round, then the two interleaved over ${context.runs} runs`,
       ],
       tables,

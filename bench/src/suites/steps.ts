@@ -42,6 +42,7 @@ import {
   type Table,
   trackPeakRss,
 } from "../harness.js";
+import { type Recording, recordingDriver, replay } from "../replay.js";
 
 interface StepFigures {
   readonly contender: string;
@@ -116,6 +117,44 @@ function runledger(driver: () => Driver): RunnerFactory {
     };
   };
 }
+
+/**
+ * The raw driver doing runledger's work: the scenario is first run through
+ * adapter-node with every statement recorded (untimed, in a scratch
+ * directory), then each run's recorded statements are replayed through
+ * better-sqlite3 directly (see ../replay.ts) — the same rows, written by
+ * SQLite with no core above it. Its steps are replayed a run at a time, at
+ * the end of each run, so its RSS samples say nothing.
+ */
+const rawReplay: RunnerFactory = async (dir, scenario) => {
+  const scratch = `${dir}-recording`;
+  const recording: Recording = { connections: [] };
+  const recorder = await runledger(() => recordingDriver(nodeDriver(), recording))(
+    scratch,
+    scenario,
+  );
+  for (let run = 0; run < scenario.runs; run++) {
+    await recorder.startRun?.(run);
+    for (let step = 0; step < scenario.steps; step++) await recorder.step(run, step);
+    await recorder.endRun?.(run);
+  }
+  await recorder.close();
+  await rm(scratch, { recursive: true, force: true });
+  if (recording.connections.length !== scenario.runs) {
+    throw new Error(
+      `expected one recorded connection per run, got ${recording.connections.length} for ${scenario.runs} runs`,
+    );
+  }
+  await mkdir(dir, { recursive: true });
+  return {
+    durability: "WAL, synchronous=NORMAL (the recorded PRAGMAs, replayed)",
+    async step() {},
+    async endRun(run) {
+      replay(join(dir, `run-${run}.db`), recording.connections[run] ?? []);
+    },
+    async close() {},
+  };
+};
 
 const langGraph: RunnerFactory = async (file) => {
   const { SqliteSaver } = await import("@langchain/langgraph-checkpoint-sqlite");
@@ -214,6 +253,7 @@ const CONTENDERS: Readonly<Record<string, StepContender>> = {
     label: "runledger adapter-libsql",
     factory: runledger(() => libsqlDriver()),
   },
+  "raw-replay": { label: "raw better-sqlite3, runledger's statements", factory: rawReplay },
   langgraph: { label: "LangGraph SqliteSaver", factory: langGraph },
   mastra: { label: "Mastra LibSQLStore", factory: mastra, quadraticAbove: 1_000 },
 };
@@ -304,7 +344,7 @@ export const stepsSuite: Suite = {
       const contenders = usable.map(([name, { label }]) => ({
         label,
         async run(file: string) {
-          const runledgerDir = name.startsWith("runledger");
+          const runledgerDir = name.startsWith("runledger") || name === "raw-replay";
           const path = runledgerDir ? `${file}-runs` : file;
           try {
             const result = await runChild<StepFigures>(import.meta.url, [
@@ -334,6 +374,7 @@ export const stepsSuite: Suite = {
       ];
       const byLabel = new Map(samples.map((sample) => [sample.label, sample]));
       const langGraphRate = byLabel.get(CONTENDERS.langgraph?.label ?? "")?.median ?? Number.NaN;
+      const rawRate = byLabel.get(CONTENDERS["raw-replay"]?.label ?? "")?.median ?? Number.NaN;
       const rows: string[][] = [];
       for (const [name, { label }] of usable) {
         const sample = byLabel.get(label) as Sample;
@@ -348,6 +389,7 @@ export const stepsSuite: Suite = {
           label,
           formatRate(sample.median),
           `${(sample.median / langGraphRate).toFixed(2)}×`,
+          `${(sample.median / rawRate).toFixed(2)}×`,
           formatMib(last.bytes),
           formatMib(baseline),
           formatMib(peak),
@@ -362,6 +404,7 @@ export const stepsSuite: Suite = {
           "contender",
           "steps/s",
           "vs LangGraph",
+          "vs raw replay",
           "file size",
           "RSS base",
           "peak RSS",
@@ -375,6 +418,7 @@ export const stepsSuite: Suite = {
       notes: [
         ...[...durability].map(([label, text]) => `durability ${label}: ${text}`),
         "step: runledger = lease.transact(tx => tx.workspace.apply({ put: { state/output.json: ~200 B } }, { event })) (one journal event); LangGraph = saver.put(checkpoint with the ~200 B output) + saver.putWrites([[output, ~200 B]]); Mastra = persistWorkflowSnapshot(snapshot whose context gains the step's result)",
+        "raw replay: the scenario run once through adapter-node with every statement recorded (untimed), then each run's statements replayed through better-sqlite3 directly (prepared once, synchronous): the same rows with no core above SQLite; replayed at the end of each run, so its RSS samples mean nothing",
         "runledger writes one file per run (size = all of them); LangGraph and Mastra one file per contender; runledger's timing includes creating each run (store.open with create) and releasing it",
         `each run in a process of its own (peak RSS is that run's); one discarded round, then the contenders interleaved over ${runs} runs; a contender whose step cost grows with the run (Mastra, above 1,000 steps per run) is timed once, without the discarded round`,
         ...failures,

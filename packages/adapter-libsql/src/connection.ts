@@ -9,6 +9,7 @@ import type {
 } from "@runledger/core/port";
 import { applySettings, normalizeInteger, RunledgerError } from "@runledger/core/port";
 import { translate } from "./errors.js";
+import { FinalizerTurns } from "./finalizers.js";
 import { fromResultSet, toDriverParams } from "./values.js";
 
 /**
@@ -26,6 +27,8 @@ import { fromResultSet, toDriverParams } from "./values.js";
  *   progress") and autocommit writes stay uncommitted, then roll back. So after
  *   a busy failure the connection is replaced (`renew`) and its settings
  *   applied again before anything else runs on it.
+ * - Each call prepares a native statement that is freed only when the event
+ *   loop turns (see finalizers.ts): the connection lets it turn now and then.
  * - A local write reports lastInsertRowid through a double: beyond 2^53 it is
  *   read again exactly with `last_insert_rowid()`.
  */
@@ -37,6 +40,7 @@ export class LibsqlConnection implements DriverConnection {
   /** The client's transaction most recently begun, ended on close if still open. */
   #lastTransaction: Transaction | undefined;
   #closed = false;
+  readonly #turns = new FinalizerTurns();
 
   constructor(client: Client, options: { remote: boolean; readOnly: boolean }) {
     this.#client = client;
@@ -60,6 +64,7 @@ export class LibsqlConnection implements DriverConnection {
     const result = await this.#attempt("statement failed", () =>
       this.#client.execute({ sql, args: toDriverParams(params) }),
     );
+    await this.#turns.afterStatement(params);
     return toQueryResult(result, this.#remote ? undefined : this);
   }
 
@@ -72,7 +77,7 @@ export class LibsqlConnection implements DriverConnection {
       this.#client.transaction(mode === "immediate" ? "write" : "deferred"),
     );
     this.#lastTransaction = transaction;
-    return new LibsqlTransaction(transaction, this.#remote, () => this.renew());
+    return new LibsqlTransaction(transaction, this.#remote, this.#turns, () => this.renew());
   }
 
   async configure(settings: ConnectionSettings): Promise<void> {
@@ -127,15 +132,22 @@ export class LibsqlConnection implements DriverConnection {
 class LibsqlTransaction implements DriverTransaction {
   readonly #transaction: Transaction;
   readonly #remote: boolean;
+  readonly #turns: FinalizerTurns;
   readonly #renew: () => Promise<void>;
   /** Set by our own commit or rollback; SQLite ending the transaction by itself does not set it. */
   #finished = false;
   /** A statement failed busy inside: renew the connection once the transaction lets go of it. */
   #renewAfter = false;
 
-  constructor(transaction: Transaction, remote: boolean, renew: () => Promise<void>) {
+  constructor(
+    transaction: Transaction,
+    remote: boolean,
+    turns: FinalizerTurns,
+    renew: () => Promise<void>,
+  ) {
     this.#transaction = transaction;
     this.#remote = remote;
+    this.#turns = turns;
     this.#renew = renew;
   }
 
@@ -144,6 +156,7 @@ class LibsqlTransaction implements DriverTransaction {
     const result = await this.#attempt("statement failed", () =>
       this.#transaction.execute({ sql, args: toDriverParams(params) }),
     );
+    await this.#turns.afterStatement(params);
     return toQueryResult(result, this.#remote ? undefined : this);
   }
 

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { realpath, stat } from "node:fs/promises";
+import { realpathSync, statSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { type Client, createClient } from "@libsql/client";
 import {
@@ -7,9 +7,9 @@ import {
   checkFileOpenable,
   type Driver,
   type DriverConnection,
-  type FileSystemProbe,
   type OpenOptions,
   RunledgerError,
+  syncProbe,
 } from "@runledger/core/port";
 import { LibsqlConnection } from "./connection.js";
 import { translate } from "./errors.js";
@@ -20,15 +20,16 @@ export interface LibsqlDriverOptions {
   readonly authToken?: string;
 }
 
-const files: FileSystemProbe = {
+// One async context for every driver this module makes: core keys what it
+// stores by connection entry, so drivers can share it, and Node's cost per
+// promise grows with the number of AsyncLocalStorage instances in use.
+const asyncContext = new AsyncLocalStorage();
+
+const files = syncProbe({
   cwd: () => process.cwd(),
-  realpath: (path) => realpath(path).catch(() => undefined),
-  kind: (path) =>
-    stat(path).then(
-      (s) => (s.isDirectory() ? "directory" : "file"),
-      () => undefined,
-    ),
-};
+  realpath: (path) => realpathSync.native(path),
+  isDirectory: (path) => statSync(path).isDirectory(),
+});
 
 /**
  * The libSQL adapter: a local file (a path or a `file:` URL) through libSQL's
@@ -39,7 +40,7 @@ const files: FileSystemProbe = {
 export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
   return {
     name: "libsql",
-    asyncContext: new AsyncLocalStorage(),
+    asyncContext,
     async canonicalize(location: string): Promise<string> {
       const parsed = parse(location);
       return parsed.kind === "file" ? canonicalFilePath(parsed.path, files) : parsed.url;

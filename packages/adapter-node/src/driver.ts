@@ -1,12 +1,12 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { realpath, stat } from "node:fs/promises";
+import { realpathSync, statSync } from "node:fs";
 import {
   canonicalFilePath,
   checkFileOpenable,
   type Driver,
   type DriverConnection,
-  type FileSystemProbe,
   type OpenOptions,
+  syncProbe,
 } from "@runledger/core/port";
 import Database from "better-sqlite3";
 import { NodeConnection } from "./connection.js";
@@ -17,22 +17,23 @@ export interface NodeDriverOptions {
   readonly statementCacheSize?: number;
 }
 
-const files: FileSystemProbe = {
+// One async context for every driver this module makes: core keys what it
+// stores by connection entry, so drivers can share it, and Node's cost per
+// promise grows with the number of AsyncLocalStorage instances in use.
+const asyncContext = new AsyncLocalStorage();
+
+const files = syncProbe({
   cwd: () => process.cwd(),
-  realpath: (path) => realpath(path).catch(() => undefined),
-  kind: (path) =>
-    stat(path).then(
-      (s) => (s.isDirectory() ? "directory" : "file"),
-      () => undefined,
-    ),
-};
+  realpath: (path) => realpathSync.native(path),
+  isDirectory: (path) => statSync(path).isDirectory(),
+});
 
 /** The better-sqlite3 adapter: a local SQLite file per location. */
 export function nodeDriver(options: NodeDriverOptions = {}): Driver {
   const cacheSize = options.statementCacheSize ?? 256;
   return {
     name: "better-sqlite3",
-    asyncContext: new AsyncLocalStorage(),
+    asyncContext,
     canonicalize: (location) => canonicalFilePath(location, files),
     async open(location: string, open: OpenOptions): Promise<DriverConnection> {
       await checkFileOpenable(location, open.create && !open.readOnly, files);

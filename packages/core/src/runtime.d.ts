@@ -13,4 +13,4 @@ declare class TextDecoder {
 type TimerHandle = { readonly __timer?: never } | number;
 declare function setTimeout(callback: () => void, ms?: number): TimerHandle;
 declare function clearTimeout(handle: TimerHandle | undefined): void;
-declare const crypto: { randomUUID(): string; getRandomValues<T extends Uint8Array>(array: T): T };
+declare const crypto: { getRandomValues<T extends Uint8Array>(array: T): T };

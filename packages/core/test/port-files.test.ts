@@ -6,6 +6,7 @@ import {
   type FileSystemProbe,
   resolvePosix,
   splitPosix,
+  syncProbe,
 } from "../src/port/files.js";
 
 /**
@@ -154,5 +155,32 @@ describe("checkFileOpenable", () => {
   it("accepts an existing file whether or not creation is allowed", async () => {
     await expect(checkFileOpenable("there.db", false, fs())).resolves.toBeUndefined();
     await expect(checkFileOpenable("/w/there.db", true, fs())).resolves.toBeUndefined();
+  });
+});
+
+describe("syncProbe", () => {
+  const entries: Record<string, "file" | "directory"> = {
+    "/data": "directory",
+    "/data/a.db": "file",
+  };
+  const missing = () => {
+    throw new Error("ENOENT");
+  };
+  const probe = syncProbe({
+    cwd: () => "/work",
+    realpath: (path) => (entries[path] === undefined ? missing() : path),
+    isDirectory: (path) => (entries[path] ?? missing()) === "directory",
+  });
+
+  it("reports files, directories and real paths from the synchronous calls", async () => {
+    expect(probe.cwd()).toBe("/work");
+    expect(await probe.kind("/data")).toBe("directory");
+    expect(await probe.kind("/data/a.db")).toBe("file");
+    expect(await probe.realpath("/data/a.db")).toBe("/data/a.db");
+  });
+
+  it("reads any failure of a call as nothing there", async () => {
+    expect(await probe.kind("/nowhere")).toBeUndefined();
+    expect(await probe.realpath("/nowhere")).toBeUndefined();
   });
 });

@@ -133,7 +133,7 @@ export function schemaDigest(live: LiveSchema): string {
   return sha256Hex(serializeSchema(live.applicationId, live.userVersion, live.objects));
 }
 
-/** A file's identity for "left exactly as found": its bytes' SHA-256 and its directory's names. */
+/** A file's identity for "left exactly as found": its bytes' SHA-256 and the files named after it beside it. */
 export interface FileFingerprint {
   readonly sha256: string | null;
   readonly size: number | null;
@@ -141,7 +141,13 @@ export interface FileFingerprint {
 }
 
 export async function fingerprint(location: string): Promise<FileFingerprint> {
-  const listing = (await readdir(dirname(location))).sort();
+  // The location and every file SQLite names after it (-wal, -shm, -journal).
+  // Only those: the directory is shared with other tests' files, whose
+  // connections may still be closing (and removing their own -wal/-shm).
+  const name = basename(location);
+  const listing = (await readdir(dirname(location)))
+    .filter((entry) => entry === name || entry.startsWith(`${name}-`))
+    .sort();
   if (!existsSync(location)) return { sha256: null, size: null, listing };
   const bytes = await readFile(location);
   return {

@@ -1,8 +1,11 @@
 /**
  * Injected time and ids. Every store takes `clock` and `newId` options so
  * that tests — and byte-identical files across adapters — are reproducible;
- * by default they are the runtime's clock and random UUIDs.
+ * by default they are the runtime's clock and time-ordered UUIDs (version 7,
+ * see ids.ts).
  */
+import { timeOrderedId } from "./ids.js";
+
 export interface InjectedContext {
   /** Milliseconds since the epoch. */
   readonly clock: () => number;
@@ -16,6 +19,6 @@ export function injectedContext(options: {
 }): InjectedContext {
   return {
     clock: options.clock ?? (() => Date.now()),
-    newId: options.newId ?? (() => crypto.randomUUID()),
+    newId: options.newId ?? (() => timeOrderedId()),
   };
 }

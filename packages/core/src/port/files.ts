@@ -14,6 +14,40 @@ export interface FileSystemProbe {
 
 import { fromSqliteFailure } from "./errors.js";
 
+/** The synchronous calls a runtime offers, from which `syncProbe` builds a probe. */
+export interface SyncFileSystem {
+  cwd(): string;
+  /** The real path; throws when nothing is there. */
+  realpath(path: string): string;
+  /** Throws when nothing is there. */
+  isDirectory(path: string): boolean;
+}
+
+/**
+ * A probe over synchronous calls, any failure read as "nothing there". A
+ * local stat or realpath takes microseconds; its promise form would wait for
+ * a thread-pool round trip on every open.
+ */
+export function syncProbe(fs: SyncFileSystem): FileSystemProbe {
+  return {
+    cwd: () => fs.cwd(),
+    realpath: async (path) => {
+      try {
+        return fs.realpath(path);
+      } catch {
+        return undefined;
+      }
+    },
+    kind: async (path) => {
+      try {
+        return fs.isDirectory(path) ? "directory" : "file";
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}
+
 /** Joins and normalizes POSIX paths lexically: no `.` or `..` segments, no doubled slashes. */
 export function resolvePosix(base: string, path: string): string {
   const joined = path.startsWith("/") ? path : `${base}/${path}`;

@@ -21,8 +21,11 @@ export {
   checkFileOpenable,
   type FileSystemProbe,
   resolvePosix,
+  type SyncFileSystem,
   splitPosix,
+  syncProbe,
 } from "./files.js";
 export { createSha256, type Sha256Stream, sha256, sha256Hex, toHex, utf8 } from "./hash.js";
+export { timeOrderedId } from "./ids.js";
 export { applySettings } from "./settings.js";
 export { isSqlValue, normalizeInteger, plainBytes, type Row, type SqlValue } from "./values.js";

@@ -1,6 +1,7 @@
 import type { Establish } from "../connection/provider.js";
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
+import type { Row } from "../port/values.js";
 import { createSchema } from "../schema/create.js";
 import { asDamage, recognize } from "../schema/recognize.js";
 import type { WriteScope } from "../transaction/scope.js";
@@ -15,12 +16,18 @@ import type { RunContext, RunCreate } from "./types.js";
  * 2. if it is fresh and the caller asked to create: create version 1 inside
  *    one BEGIN IMMEDIATE, re-checking freshness under the lock so that two
  *    processes creating the same run at once produce one run, not a clash;
- * 3. check the singleton rows and the run's identity;
+ * 3. check the singleton rows and the run's identity (in the same read as
+ *    step 1 for an existing file, in the creating transaction for a new one);
  * 4. only then switch to WAL and set durability.
  */
 export function establishRun(context: RunContext): Establish<RunCreate> {
   return async ({ location, create, read, transact, configure }) => {
-    const found = await read((reader) => recognize(reader, SCHEMA_V1, location));
+    // One read transaction: the schema, then — for a file that is ours — its singleton rows.
+    const found = await read(async (reader) => {
+      const recognized = await recognize(reader, SCHEMA_V1, location);
+      if (recognized.kind !== "fresh") await checkSingletons(reader, location, create);
+      return recognized;
+    });
     if (found.kind === "fresh") {
       if (create === undefined) {
         throw new RunledgerError(
@@ -31,9 +38,10 @@ export function establishRun(context: RunContext): Establish<RunCreate> {
       await transact(async (tx) => {
         const again = await recognize(tx, SCHEMA_V1, location);
         if (again.kind === "fresh") await tx.savepoint((sp) => createRun(sp, create, context));
+        // Another process may have created it first: check what is there either way.
+        await checkSingletons(tx, location, create);
       });
     }
-    await read((reader) => checkSingletons(reader, location, create));
     await configure();
   };
 }
@@ -79,6 +87,17 @@ VALUES (1, ?, ?, ?, 'running', ?, ?)`,
   });
 }
 
+/**
+ * The rows a version-1 file must hold beyond its schema, read in one
+ * statement: how many run rows (and the run's identity), how many
+ * current-root rows, and whether the current root exists. O(1), never O(data).
+ */
+const SINGLETONS = `SELECT (SELECT count(*) FROM run) AS runs,
+(SELECT workflow_id FROM run) AS workflow_id,
+(SELECT run_id FROM run) AS run_id,
+(SELECT count(*) FROM workspace_current) AS currents,
+(SELECT count(*) FROM workspace_current c JOIN workspace_root r ON r.root_id = c.root_id) AS current_roots`;
+
 /** The rows a version-1 file must hold beyond its schema: O(1), never O(data). */
 async function checkSingletons(
   reader: Executor,
@@ -90,28 +109,25 @@ async function checkSingletons(
       "corrupt",
       `cannot open ${location} as a run database: ${what}; restore it from a copy`,
     );
-  let runs: Awaited<ReturnType<Executor["execute"]>>["rows"];
-  let current: typeof runs;
+  let row: Row | undefined;
   try {
-    ({ rows: runs } = await reader.execute("SELECT workflow_id, run_id FROM run"));
-    ({ rows: current } = await reader.execute(
-      `SELECT r.root_id FROM workspace_current c
-LEFT JOIN workspace_root r ON r.root_id = c.root_id`,
-    ));
+    row = (await reader.execute(SINGLETONS)).rows[0];
   } catch (error) {
     throw asDamage(error, SCHEMA_V1, location);
   }
-  if (runs.length !== 1) throw damaged(`it holds ${runs.length} run rows instead of one`);
-  if (current.length !== 1) throw damaged("it has no current workspace root");
-  if (current[0]!.root_id === null) throw damaged("its current workspace root does not exist");
-  const run = runs[0]!;
+  const runs = Number(row?.runs ?? 0);
+  if (runs !== 1) throw damaged(`it holds ${runs} run rows instead of one`);
+  if (Number(row?.currents ?? 0) !== 1) throw damaged("it has no current workspace root");
+  if (Number(row?.current_roots ?? 0) !== 1) {
+    throw damaged("its current workspace root does not exist");
+  }
   if (
     create !== undefined &&
-    (run.workflow_id !== create.workflowId || run.run_id !== create.runId)
+    (row?.workflow_id !== create.workflowId || row?.run_id !== create.runId)
   ) {
     throw identityMismatch(
       location,
-      { workflowId: String(run.workflow_id), runId: String(run.run_id) },
+      { workflowId: String(row?.workflow_id), runId: String(row?.run_id) },
       create,
     );
   }

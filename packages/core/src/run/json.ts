@@ -21,37 +21,53 @@ export function toJsonText(value: unknown, what: string, requireObject = false):
   if (requireObject && !isPlainObject(value)) {
     throw new RunledgerError("invalid_json", `${what} must be a plain JSON object`);
   }
-  check(value, what, 0, new Set());
+  const path: (string | number)[] = [];
+  const problem = check(value, path, new Set());
+  if (problem !== undefined)
+    throw new RunledgerError("invalid_json", `${describe(what, path)} ${problem}`);
   return JSON.stringify(value);
 }
 
-function check(value: unknown, path: string, depth: number, seen: Set<object>): void {
-  if (depth > MAX_DEPTH) {
-    throw new RunledgerError("invalid_json", `${path} nests deeper than ${MAX_DEPTH} levels`);
-  }
-  if (value === null || typeof value === "string" || typeof value === "boolean") return;
+/**
+ * Why `value` is not JSON exactly, or undefined when it is. `path` is left
+ * pointing at the offending value; it is only turned into text on failure,
+ * so a valid record costs no string building.
+ */
+function check(value: unknown, path: (string | number)[], seen: Set<object>): string | undefined {
+  if (path.length > MAX_DEPTH) return `nests deeper than ${MAX_DEPTH} levels`;
+  if (value === null || typeof value === "string" || typeof value === "boolean") return undefined;
   if (typeof value === "number") {
-    if (Number.isFinite(value)) return;
-    throw new RunledgerError("invalid_json", `${path} is ${value}, which JSON cannot hold`);
+    return Number.isFinite(value) ? undefined : `is ${value}, which JSON cannot hold`;
   }
-  if (typeof value !== "object") {
-    throw new RunledgerError(
-      "invalid_json",
-      `${path} is a ${typeof value}, which JSON cannot hold`,
-    );
-  }
-  if (seen.has(value)) throw new RunledgerError("invalid_json", `${path} refers to itself`);
+  if (typeof value !== "object") return `is a ${typeof value}, which JSON cannot hold`;
+  if (seen.has(value)) return "refers to itself";
   seen.add(value);
   if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) check(item, `${path}[${i}]`, depth + 1, seen);
+    for (let i = 0; i < value.length; i++) {
+      path.push(i);
+      const problem = check(value[i], path, seen);
+      if (problem !== undefined) return problem;
+      path.pop();
+    }
   } else if (isPlainObject(value)) {
-    for (const [key, item] of Object.entries(value)) {
-      check(item, `${path}.${key}`, depth + 1, seen);
+    for (const key in value) {
+      if (!Object.hasOwn(value, key)) continue;
+      path.push(key);
+      const problem = check(value[key], path, seen);
+      if (problem !== undefined) return problem;
+      path.pop();
     }
   } else {
-    throw new RunledgerError("invalid_json", `${path} is a class instance; use plain objects`);
+    return "is a class instance; use plain objects";
   }
   seen.delete(value);
+  return undefined;
+}
+
+function describe(what: string, path: readonly (string | number)[]): string {
+  let text = what;
+  for (const step of path) text += typeof step === "number" ? `[${step}]` : `.${step}`;
+  return text;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

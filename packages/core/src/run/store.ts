@@ -13,7 +13,7 @@ import { type VerifyProgress, type VerifyReport, verifyRun } from "./verify.js";
 export interface RunStoreOptions extends Omit<ConnectionProviderOptions<RunCreate>, "establish"> {
   /** Milliseconds since the epoch for timestamps. Default Date.now. */
   readonly clock?: () => number;
-  /** Event ids. Default crypto.randomUUID. */
+  /** Event ids. Default: time-ordered UUIDs (version 7). */
   readonly newId?: () => string;
 }
 

@@ -4,7 +4,8 @@
  * caller can tell them apart without parsing messages:
  *
  * - Format — is this file ours at all?
- *   `not_a_database`: SQLite cannot read it (garbage, truncated, another format).
+ *   `not_a_database`: SQLite cannot read it (garbage, another format, or a
+ *   file cut short inside SQLite's 100-byte header).
  *   `foreign_database`: a valid SQLite file that another program owns
  *   (its application_id is not ours, or it has objects but no id).
  * - Version — is it a version this build understands?
@@ -15,6 +16,10 @@
  *   `schema_mismatch`: an object missing, extra (an index, trigger, view) or
  *   different; the error lists every difference.
  *   `corrupt`: SQLite reports damage, or a singleton row that must exist does not.
+ *   A file truncated after an intact header lands here: SQLite reads it as
+ *   one of its own databases and reports the missing pages as damage
+ *   (SQLITE_CORRUPT), and the remedy is the one for any damage — restore a
+ *   copy — not "check the path".
  *
  * A refused file is left byte-for-byte as found: recognition runs inside a
  * `query_only` read transaction, and nothing (not even the journal mode) is
@@ -45,9 +50,14 @@ export interface SchemaDifference {
   readonly found?: string | null;
 }
 
+/** Both header pragmas in one statement (their table-valued forms). */
+const HEADER = `SELECT (SELECT application_id FROM pragma_application_id) AS application_id,
+(SELECT user_version FROM pragma_user_version) AS user_version`;
+
 export async function readLiveSchema(executor: Executor): Promise<LiveSchema> {
-  const applicationId = await readPragma(executor, "application_id");
-  const userVersion = await readPragma(executor, "user_version");
+  const header = (await executor.execute(HEADER)).rows[0];
+  const applicationId = Number(header?.application_id ?? 0);
+  const userVersion = Number(header?.user_version ?? 0);
   const { rows } = await executor.execute(
     "SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY rowid",
   );
@@ -186,10 +196,4 @@ export function asDamage(error: unknown, manifest: SchemaManifest, location: str
     );
   }
   return error;
-}
-
-async function readPragma(executor: Executor, name: string): Promise<number> {
-  const { rows } = await executor.execute(`PRAGMA ${name}`);
-  const value = rows[0]?.[name];
-  return typeof value === "bigint" ? Number(value) : Number(value ?? 0);
 }

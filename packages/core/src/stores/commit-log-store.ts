@@ -20,7 +20,7 @@ import { SerialAccess } from "./serial-access.js";
 export interface CommitLogStoreOptions extends Omit<ConnectionProviderOptions<true>, "establish"> {
   /** Milliseconds since the epoch for timestamps. Default Date.now. */
   readonly clock?: () => number;
-  /** Txn ids and log ids. Default crypto.randomUUID. */
+  /** Txn ids and log ids. Default: time-ordered UUIDs (version 7). */
   readonly newId?: () => string;
 }
 

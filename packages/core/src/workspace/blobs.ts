@@ -36,7 +36,6 @@ const INSERT_BLOB = `INSERT INTO workspace_blob (digest, size, chunk_count) VALU
 ON CONFLICT DO NOTHING`;
 const INSERT_BLOB_CHUNK =
   "INSERT INTO workspace_blob_chunk (digest, ordinal, chunk_digest) VALUES (?, ?, ?)";
-const BLOB_EXISTS = "SELECT size FROM workspace_blob WHERE digest = ?";
 const BLOB_SIZE = "SELECT size, chunk_count FROM workspace_blob WHERE digest = ?";
 const READ_CHUNK = `SELECT c.data FROM workspace_blob_chunk b
 JOIN workspace_chunk c ON c.chunk_digest = b.chunk_digest
@@ -49,19 +48,38 @@ export async function storeBlob(
   chunkSize: number = CHUNK_SIZE,
 ): Promise<StoredBlob> {
   if (typeof content === "string" || content instanceof Uint8Array) {
-    const bytes = typeof content === "string" ? utf8(content) : content;
-    const digest = sha256(bytes);
-    // Known content: skip the chunk writes entirely when the blob is already stored.
-    const existing = await executor.execute(BLOB_EXISTS, [digest]);
-    if (existing.rows.length > 0) return { digest, size: bytes.length };
-    return writeChunks(executor, [bytes], chunkSize);
+    return storeBytes(executor, typeof content === "string" ? utf8(content) : content, chunkSize);
   }
   return writeChunks(executor, content, chunkSize);
 }
 
+/**
+ * Known bytes: the blob row goes first, so content already stored costs one
+ * statement and no chunk writes. A blob of one chunk is that chunk, so its
+ * digest is hashed once.
+ */
+async function storeBytes(
+  executor: Executor,
+  bytes: Uint8Array,
+  chunkSize: number,
+): Promise<StoredBlob> {
+  const digest = sha256(bytes);
+  const chunkCount = Math.ceil(bytes.length / chunkSize);
+  const inserted = await executor.execute(INSERT_BLOB, [digest, bytes.length, chunkCount]);
+  if (inserted.changes === 1) {
+    for (let ordinal = 0; ordinal < chunkCount; ordinal++) {
+      const chunk = bytes.subarray(ordinal * chunkSize, (ordinal + 1) * chunkSize);
+      const chunkDigest = chunkCount === 1 ? digest : sha256(chunk);
+      await executor.execute(INSERT_CHUNK, [chunkDigest, chunk]);
+      await executor.execute(INSERT_BLOB_CHUNK, [digest, ordinal, chunkDigest]);
+    }
+  }
+  return { digest, size: bytes.length };
+}
+
 async function writeChunks(
   executor: Executor,
-  content: Exclude<Content, string | Uint8Array> | Uint8Array[],
+  content: Exclude<Content, string | Uint8Array>,
   chunkSize: number,
 ): Promise<StoredBlob> {
   const whole = createSha256();
@@ -144,12 +162,12 @@ export async function blobSize(
 /** Cuts a byte stream into pieces of exactly `size` bytes (the last may be shorter). */
 class Chunker {
   readonly #size: number;
-  readonly #buffer: Uint8Array;
+  /** Allocated on the first piece that does not fill a chunk by itself. */
+  #buffer: Uint8Array | undefined;
   #filled = 0;
 
   constructor(size: number) {
     this.#size = size;
-    this.#buffer = new Uint8Array(size);
   }
 
   /** Full chunks completed by `piece`. Each is valid until the next call. */
@@ -161,6 +179,7 @@ class Chunker {
         offset += this.#size;
         continue;
       }
+      this.#buffer ??= new Uint8Array(this.#size);
       const n = Math.min(this.#size - this.#filled, piece.length - offset);
       this.#buffer.set(piece.subarray(offset, offset + n), this.#filled);
       this.#filled += n;
@@ -173,13 +192,11 @@ class Chunker {
   }
 
   rest(): Uint8Array | undefined {
-    return this.#filled === 0 ? undefined : this.#buffer.subarray(0, this.#filled);
+    return this.#filled === 0 ? undefined : this.#buffer?.subarray(0, this.#filled);
   }
 }
 
-async function* pieces(
-  content: Exclude<Content, string | Uint8Array> | Uint8Array[],
-): AsyncGenerator<Uint8Array> {
+async function* pieces(content: Exclude<Content, string | Uint8Array>): AsyncGenerator<Uint8Array> {
   if (Symbol.asyncIterator in content || Symbol.iterator in content) {
     for await (const piece of content as AsyncIterable<Uint8Array>) yield checkPiece(piece);
     return;

@@ -1,7 +1,7 @@
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { toHex } from "../port/hash.js";
-import { JournalWriter } from "../run/journal.js";
+import { JournalWriter, journalText } from "../run/journal.js";
 import type { JsonObject } from "../run/json.js";
 import type { RunContext } from "../run/types.js";
 import type { WriteScope } from "../transaction/scope.js";
@@ -196,11 +196,13 @@ export class WorkspaceWriter extends WorkspaceReader {
       puts.map(({ segments }) => [segments, new Uint8Array(32)] as const),
       deletes,
     );
-    const event = options.event ?? {
-      kind: "workspace.apply",
-      put: puts.map(({ segments }) => segments.join("/")),
-      delete: deletes.map((segments) => segments.join("/")),
-    };
+    const event = journalText(
+      options.event ?? {
+        kind: "workspace.apply",
+        put: puts.map(({ segments }) => segments.join("/")),
+        delete: deletes.map((segments) => segments.join("/")),
+      },
+    );
     return this.#scope.savepoint(async (tx) => {
       const stored: [string[], Uint8Array][] = [];
       for (const { segments, content } of puts) {
@@ -215,7 +217,7 @@ ON CONFLICT DO NOTHING`,
         [newRoot, ROOT_FORMAT, newTree, this.#context.clock()],
       );
       await tx.execute("UPDATE workspace_current SET root_id = ? WHERE singleton = 1", [newRoot]);
-      const appended = await new JournalWriter(tx, this.#context).append(event);
+      const appended = await new JournalWriter(tx, this.#context).appendAtRoot(event, newRoot);
       return { rootId: toHex(newRoot), sequence: appended.sequence };
     });
   }
