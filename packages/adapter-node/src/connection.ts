@@ -35,8 +35,8 @@ export class NodeConnection implements DriverConnection {
     this.#cacheSize = cacheSize;
   }
 
-  async execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
-    return this.run(sql, params);
+  execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
+    return settled(() => this.run(sql, params));
   }
 
   /** Synchronous core of `execute`, shared with the transaction session. */
@@ -145,9 +145,11 @@ class NodeTransaction implements DriverTransaction {
     this.#settle = settle;
   }
 
-  async execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
-    this.#checkOpen();
-    return this.#connection.run(sql, params);
+  execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
+    return settled(() => {
+      this.#checkOpen();
+      return this.#connection.run(sql, params);
+    });
   }
 
   async executeScript(sql: string): Promise<void> {
@@ -184,5 +186,18 @@ class NodeTransaction implements DriverTransaction {
         "this transaction has already committed or rolled back; start a new one",
       );
     }
+  }
+}
+
+/**
+ * A synchronous call's outcome as a settled promise: what an `async` method
+ * would return, without the second promise and the await an async function
+ * adds to every statement.
+ */
+function settled<T>(call: () => T): Promise<T> {
+  try {
+    return Promise.resolve(call());
+  } catch (error) {
+    return Promise.reject(error);
   }
 }

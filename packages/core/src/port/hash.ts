@@ -41,6 +41,6 @@ const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"
 
 export function toHex(bytes: Uint8Array): string {
   let out = "";
-  for (const byte of bytes) out += HEX[byte];
+  for (let i = 0; i < bytes.length; i++) out += HEX[bytes[i]!];
   return out;
 }

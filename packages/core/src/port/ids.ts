@@ -26,23 +26,32 @@ export function timeOrderedId(now: number = Date.now()): string {
     counter = 0;
   }
   lastMs = ms;
-  const random = randomBytes(8);
-  const bytes = new Uint8Array(16);
-  // 48-bit big-endian timestamp; 2^48 ms reaches the year 10889.
+  const r = randomBytes(8);
+  // 48-bit big-endian timestamp (2^48 ms reaches the year 10889), version 7
+  // with the counter, variant 10, random bits: 8-4-4-4-12 hex digits.
   const high = Math.floor(ms / 2 ** 16);
-  bytes[0] = (high >>> 24) & 0xff;
-  bytes[1] = (high >>> 16) & 0xff;
-  bytes[2] = (high >>> 8) & 0xff;
-  bytes[3] = high & 0xff;
-  bytes[4] = (ms >>> 8) & 0xff;
-  bytes[5] = ms & 0xff;
-  bytes[6] = 0x70 | (counter >>> 8); // version 7, counter high bits
-  bytes[7] = counter & 0xff;
-  bytes[8] = 0x80 | (random[0]! & 0x3f); // variant 10
-  bytes.set(random.subarray(1), 9);
-  let hex = "";
-  for (const byte of bytes) hex += HEX[byte];
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return (
+    HEX[(high >>> 24) & 0xff]! +
+    HEX[(high >>> 16) & 0xff]! +
+    HEX[(high >>> 8) & 0xff]! +
+    HEX[high & 0xff]! +
+    "-" +
+    HEX[(ms >>> 8) & 0xff]! +
+    HEX[ms & 0xff]! +
+    "-" +
+    HEX[0x70 | (counter >>> 8)]! +
+    HEX[counter & 0xff]! +
+    "-" +
+    HEX[0x80 | (r[0]! & 0x3f)]! +
+    HEX[r[1]!]! +
+    "-" +
+    HEX[r[2]!]! +
+    HEX[r[3]!]! +
+    HEX[r[4]!]! +
+    HEX[r[5]!]! +
+    HEX[r[6]!]! +
+    HEX[r[7]!]!
+  );
 }
 
 /** Random bytes from a pool refilled 4 KiB at a time: one system call per 512 ids. */

@@ -78,35 +78,41 @@ export class JournalWriter extends JournalReader {
     this.#context = context;
   }
 
-  async append(record: JsonObject, options: { key?: string } = {}): Promise<AppendResult> {
-    const text = journalText(record);
-    const key = options.key;
-    if (key !== undefined && (typeof key !== "string" || key.length < 1 || key.length > 512)) {
+  append(record: JsonObject, options: { key?: string } = {}): Promise<AppendResult> {
+    // Not async: a keyless append is one statement, and this is the hot path.
+    try {
+      const text = journalText(record);
+      const key = options.key;
+      if (key === undefined) return this.#insert(text, null, undefined);
+      if (typeof key !== "string" || key.length < 1 || key.length > 512) {
+        throw new RunledgerError(
+          "invalid_argument",
+          "an idempotency key is a string of 1 to 512 characters",
+        );
+      }
+      return this.#appendKeyed(text, key);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** With a key: the first event under it, or a new one. */
+  async #appendKeyed(text: string, key: string): Promise<AppendResult> {
+    const first = (await this.executor.execute(BY_KEY, [key])).rows[0];
+    if (first === undefined) return this.#insert(text, key, undefined);
+    if (first.record !== text) {
       throw new RunledgerError(
-        "invalid_argument",
-        "an idempotency key is a string of 1 to 512 characters",
+        "idempotency_conflict",
+        `the key ${JSON.stringify(key)} already names event ${first.sequence} with a different ` +
+          "record; use a new key for a new event",
+        { details: { sequence: first.sequence } },
       );
     }
-    if (key !== undefined) {
-      const { rows } = await this.executor.execute(BY_KEY, [key]);
-      const first = rows[0];
-      if (first !== undefined) {
-        if (first.record !== text) {
-          throw new RunledgerError(
-            "idempotency_conflict",
-            `the key ${JSON.stringify(key)} already names event ${first.sequence} with a different ` +
-              "record; use a new key for a new event",
-            { details: { sequence: first.sequence } },
-          );
-        }
-        return {
-          sequence: Number(first.sequence),
-          eventId: String(first.event_id),
-          rootId: toHex(first.root_id as Uint8Array),
-        };
-      }
-    }
-    return this.#insert(text, key ?? null, undefined);
+    return {
+      sequence: Number(first.sequence),
+      eventId: String(first.event_id),
+      rootId: toHex(first.root_id as Uint8Array),
+    };
   }
 
   /**
