@@ -37,16 +37,31 @@ abstract class Scope implements Executor {
     this.#parent = parent;
   }
 
-  async execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
-    this.checkUsable("execute");
-    this.#inFlight++;
+  execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
+    // Not async: one promise per statement, not an async frame around another.
     try {
-      return await this.executor.execute(sql, params);
+      this.checkUsable("execute");
     } catch (error) {
-      throw this.translate(error);
-    } finally {
-      this.#inFlight--;
+      return Promise.reject(error);
     }
+    this.#inFlight++;
+    let pending: Promise<QueryResult>;
+    try {
+      pending = this.executor.execute(sql, params);
+    } catch (error) {
+      this.#inFlight--;
+      return Promise.reject(this.translate(error));
+    }
+    return pending.then(
+      (result) => {
+        this.#inFlight--;
+        return result;
+      },
+      (error: unknown) => {
+        this.#inFlight--;
+        throw this.translate(error);
+      },
+    );
   }
 
   /** A Kysely instance whose queries run in this scope. Typed by the caller. */
