@@ -16,7 +16,7 @@ import {
   type StopReason,
   type StopStatus,
 } from "@runledger/core";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
 import { CREATE, firstRow, openRun, raw, runStore } from "./run-fixtures.js";
 
@@ -85,6 +85,56 @@ export function describeRunJournal(fx: Fixtures): void {
         [2, 2],
         [3, 3],
       ]);
+    });
+
+    it("records the root current at each append, after another handle moved it and after rolled-back applies", async () => {
+      const location = fx.location();
+      const lease = await openRun(fx, location);
+      const other = await runStore(fx).open(location);
+      onTestFinished(() => other.release());
+      const appendRoot = () =>
+        lease.transact(async (tx) => (await tx.journal.append({ n: "probe" })).rootId);
+      expect(await appendRoot()).toBe(EMPTY_ROOT_ID);
+      // Another handle (its own connection) publishes a root.
+      const moved = await other.transact((tx) =>
+        tx.workspace.apply({ put: { "a.txt": "from the other handle" } }),
+      );
+      expect(await appendRoot()).toBe(moved.rootId);
+      // An apply whose transaction rolls back, and one undone by its savepoint.
+      const boom = new Error("changed its mind");
+      await expect(
+        lease.transact(async (tx) => {
+          await tx.workspace.apply({ put: { "b.txt": "rolled back" } });
+          throw boom;
+        }),
+      ).rejects.toBe(boom);
+      expect(await appendRoot()).toBe(moved.rootId);
+      const inside = await lease.transact(async (tx) => {
+        await expect(
+          tx.savepoint(async (sp) => {
+            await sp.workspace.apply({ put: { "c.txt": "undone" } });
+            throw boom;
+          }),
+        ).rejects.toBe(boom);
+        return (await tx.journal.append({ n: "after the savepoint" })).rootId;
+      });
+      expect(inside).toBe(moved.rootId);
+      const applied = await lease.transact((tx) =>
+        tx.workspace.apply({ put: { "d.txt": "kept" } }),
+      );
+      expect(await appendRoot()).toBe(applied.rootId);
+      // What each append returned is what the journal holds, and the pointer agrees.
+      const events = await journal(lease);
+      expect(events.map((e) => e.rootId)).toEqual([
+        EMPTY_ROOT_ID,
+        moved.rootId,
+        moved.rootId,
+        moved.rootId,
+        moved.rootId,
+        applied.rootId,
+        applied.rootId,
+      ]);
+      expect(await lease.read((r) => r.workspace.currentRoot())).toBe(applied.rootId);
     });
 
     it("returns the first event for a repeated idempotency key and refuses a different record", async () => {

@@ -20,6 +20,13 @@ VALUES ((SELECT coalesce(max(sequence), 0) + 1 FROM journal), ?, ?, ?,
   (SELECT root_id FROM workspace_current WHERE singleton = 1), ?)
 RETURNING sequence, root_id`;
 
+// With a remembered root: the same row, written only if that root is still
+// the current one (checked in the statement itself, under the write lock);
+// no row comes back, so the client's cheaper path for writes is taken.
+const APPEND_IF_CURRENT = `INSERT INTO journal (sequence, event_id, idempotency_key, record, root_id, written_at)
+SELECT (SELECT coalesce(max(sequence), 0) + 1 FROM journal), ?, ?, ?, ?, ?
+WHERE ? = (SELECT root_id FROM workspace_current WHERE singleton = 1)`;
+
 const APPEND_AT_ROOT = `INSERT INTO journal (sequence, event_id, idempotency_key, record, root_id, written_at)
 VALUES ((SELECT coalesce(max(sequence), 0) + 1 FROM journal), ?, ?, ?, ?, ?)`;
 
@@ -71,11 +78,13 @@ export class JournalReader {
 export class JournalWriter extends JournalReader {
   readonly #scope: WriteScope;
   readonly #context: RunContext;
+  readonly #hint: RootHint;
 
-  constructor(scope: WriteScope, context: RunContext) {
+  constructor(scope: WriteScope, context: RunContext, hint: RootHint = { root: undefined }) {
     super(scope);
     this.#scope = scope;
     this.#context = context;
+    this.#hint = hint;
   }
 
   append(record: JsonObject, options: { key?: string } = {}): Promise<AppendResult> {
@@ -132,14 +141,10 @@ export class JournalWriter extends JournalReader {
   ): Promise<AppendResult> {
     const eventId = this.#context.newId();
     const now = this.#context.clock();
-    let sequence: number;
+    let sequence: number | undefined;
     let root: unknown = knownRoot;
     try {
-      if (knownRoot === undefined) {
-        const row = (await this.executor.execute(APPEND, [eventId, key, text, now])).rows[0];
-        sequence = Number(row?.sequence);
-        root = row?.root_id;
-      } else {
+      if (knownRoot !== undefined) {
         const result = await this.executor.execute(APPEND_AT_ROOT, [
           eventId,
           key,
@@ -148,6 +153,28 @@ export class JournalWriter extends JournalReader {
           now,
         ]);
         sequence = Number(result.lastInsertRowid);
+      } else {
+        const remembered = this.#hint.root;
+        if (remembered !== undefined) {
+          const result = await this.executor.execute(APPEND_IF_CURRENT, [
+            eventId,
+            key,
+            text,
+            remembered,
+            now,
+            remembered,
+          ]);
+          if (result.changes === 1) {
+            sequence = Number(result.lastInsertRowid);
+            root = remembered;
+          }
+        }
+        if (sequence === undefined) {
+          // No remembered root, or it is no longer current: name it in the statement.
+          const row = (await this.executor.execute(APPEND, [eventId, key, text, now])).rows[0];
+          sequence = Number(row?.sequence);
+          root = row?.root_id;
+        }
       }
     } catch (error) {
       // Any constraint failure here means the stored run is inconsistent:
@@ -158,6 +185,7 @@ export class JournalWriter extends JournalReader {
       throw error;
     }
     if (!(root instanceof Uint8Array)) this.#scope.doom(noCurrentRoot());
+    this.#hint.root = root;
     return { sequence, eventId, rootId: toHex(root) };
   }
 
@@ -174,6 +202,16 @@ function noCurrentRoot(cause?: unknown): RunledgerError {
     "the run has no current workspace root; restore it from a copy",
     cause === undefined ? {} : { cause },
   );
+}
+
+/**
+ * The root a lease last saw current (after an append or an apply): a guess
+ * that spares an append reading the pointer back. Never trusted: the append
+ * that uses it checks it against the pointer in the same statement, and
+ * falls back when it is stale (another lease, process or a rollback moved it).
+ */
+export interface RootHint {
+  root: Uint8Array | undefined;
 }
 
 /** A journal record as stored, or `invalid_json`. */

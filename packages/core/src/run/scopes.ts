@@ -1,6 +1,6 @@
 import type { ReadScope, WriteScope } from "../transaction/scope.js";
 import { WorkspaceReader, WorkspaceWriter } from "../workspace/workspace.js";
-import { JournalReader, JournalWriter } from "./journal.js";
+import { JournalReader, JournalWriter, type RootHint } from "./journal.js";
 import { RunRecordReader, RunRecordWriter } from "./run-row.js";
 import type { RunContext } from "./types.js";
 
@@ -15,18 +15,23 @@ export class RunTransaction {
   readonly workspace: WorkspaceWriter;
   readonly #scope: WriteScope;
   readonly #context: RunContext;
+  readonly #hint: RootHint;
 
-  constructor(scope: WriteScope, context: RunContext) {
+  /** `hint`: the lease's remembered current root, shared by its transactions (see RootHint). */
+  constructor(scope: WriteScope, context: RunContext, hint: RootHint = { root: undefined }) {
     this.#scope = scope;
     this.#context = context;
-    this.journal = new JournalWriter(scope, context);
+    this.#hint = hint;
+    this.journal = new JournalWriter(scope, context, hint);
     this.run = new RunRecordWriter(scope, context);
-    this.workspace = new WorkspaceWriter(scope, context);
+    this.workspace = new WorkspaceWriter(scope, context, hint);
   }
 
   /** Runs `fn` in a savepoint: its writes are undone if it throws, and the transaction continues. */
   savepoint<T>(fn: (tx: RunTransaction) => Promise<T>): Promise<T> {
-    return this.#scope.savepoint((scope) => fn(new RunTransaction(scope, this.#context)));
+    return this.#scope.savepoint((scope) =>
+      fn(new RunTransaction(scope, this.#context, this.#hint)),
+    );
   }
 }
 

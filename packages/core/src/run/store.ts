@@ -6,6 +6,7 @@ import { injectedContext } from "../port/context.js";
 import { RunledgerError } from "../port/errors.js";
 import { establishRun, identityMismatch, validateCreate } from "./establish.js";
 import { type ForkPoint, type ForkResult, forkInto } from "./fork.js";
+import type { RootHint } from "./journal.js";
 import { RunSnapshot, RunTransaction } from "./scopes.js";
 import type { RunContext, RunCreate } from "./types.js";
 import { type VerifyProgress, type VerifyReport, verifyRun } from "./verify.js";
@@ -95,6 +96,8 @@ export class RunStore extends ProviderStore<RunCreate> {
 export class RunLease {
   readonly #lease: Lease;
   readonly #context: RunContext;
+  /** The current root this lease last saw, checked before every use (see RootHint). */
+  readonly #hint: RootHint = { root: undefined };
 
   constructor(lease: Lease, context: RunContext) {
     this.#lease = lease;
@@ -111,7 +114,9 @@ export class RunLease {
   }
 
   transact<T>(fn: (tx: RunTransaction) => Promise<T>): Promise<T> {
-    return this.#lease.transact((scope) => fn(new RunTransaction(scope, this.#context)));
+    return this.#lease.transact((scope) =>
+      fn(new RunTransaction(scope, this.#context, this.#hint)),
+    );
   }
 
   read<T>(fn: (r: RunSnapshot) => Promise<T>): Promise<T> {

@@ -1,7 +1,7 @@
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { toHex } from "../port/hash.js";
-import { JournalWriter, journalText } from "../run/journal.js";
+import { JournalWriter, journalText, type RootHint } from "../run/journal.js";
 import type { JsonObject } from "../run/json.js";
 import type { RunContext } from "../run/types.js";
 import type { WriteScope } from "../transaction/scope.js";
@@ -178,11 +178,13 @@ export interface ApplyResult {
 export class WorkspaceWriter extends WorkspaceReader {
   readonly #scope: WriteScope;
   readonly #context: RunContext;
+  readonly #hint: RootHint;
 
-  constructor(scope: WriteScope, context: RunContext) {
+  constructor(scope: WriteScope, context: RunContext, hint: RootHint = { root: undefined }) {
     super(scope);
     this.#scope = scope;
     this.#context = context;
+    this.#hint = hint;
   }
 
   async apply(changes: ApplyChanges, options: { event?: JsonObject } = {}): Promise<ApplyResult> {
@@ -217,7 +219,10 @@ ON CONFLICT DO NOTHING`,
         [newRoot, ROOT_FORMAT, newTree, this.#context.clock()],
       );
       await tx.execute("UPDATE workspace_current SET root_id = ? WHERE singleton = 1", [newRoot]);
-      const appended = await new JournalWriter(tx, this.#context).appendAtRoot(event, newRoot);
+      const appended = await new JournalWriter(tx, this.#context, this.#hint).appendAtRoot(
+        event,
+        newRoot,
+      );
       return { rootId: toHex(newRoot), sequence: appended.sequence };
     });
   }
