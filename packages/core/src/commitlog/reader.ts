@@ -8,7 +8,14 @@ import { RunledgerError } from "../port/errors.js";
 import type { Row } from "../port/values.js";
 import { expectationOf, fromHex, hexOrNull } from "./digests.js";
 import { placeholders } from "./staging.js";
-import type { LandedVersion, LiveKey, LogCommit, LogOp, PendingUnit } from "./types.js";
+import type {
+  LandedVersion,
+  LiveKey,
+  LogCommit,
+  LogOp,
+  PendingUnit,
+  ReconciledKey,
+} from "./types.js";
 import { toLogCommit } from "./unit.js";
 
 /** Keys per statement of `landedVersions` (two parameters each). */
@@ -188,4 +195,31 @@ function toLiveKey(row: Row): LiveKey {
     sha256: hexOrNull(row.digest)!,
     sequence: Number(row.sequence),
   };
+}
+
+/** What a reconciliation reports for one version it put a document back to. */
+export function reconciledKey(version: LandedVersion): ReconciledKey {
+  return {
+    partition: version.partition,
+    key: version.key,
+    to: version.state === "present" ? "log-version" : "absent",
+  };
+}
+
+/**
+ * `chunk_missing` for a landed version whose content the chunk store lacks:
+ * a document is never put back to bytes the log does not hold. `outcome`
+ * ends the message (what the caller left as it was).
+ */
+export function landedContentMissing(
+  version: Extract<LandedVersion, { state: "present" }>,
+  outcome = "",
+): RunledgerError {
+  return new RunledgerError(
+    "chunk_missing",
+    `the log holds ${JSON.stringify(version.key)} in ${version.partition} with content ` +
+      `${version.sha256}, which its chunk store lacks; run log.checkChunks({ source }) to ` +
+      `store it again${outcome}`,
+    { details: { partition: version.partition, key: version.key, sha256: version.sha256 } },
+  );
 }

@@ -49,7 +49,7 @@ import { checkChunks } from "./chunks.js";
 import type { DatabaseAccess, LogContext } from "./context.js";
 import { expectationColumns, expectationOf, fromHex, hexOrNull } from "./digests.js";
 import { BatchPlanner, type PlannerMark } from "./planner.js";
-import { LogReader } from "./reader.js";
+import { LogReader, landedContentMissing, reconciledKey } from "./reader.js";
 import { clearStaging, discardSince, StagingBuffer, seal, spill } from "./staging.js";
 import type {
   AbandonResult,
@@ -420,13 +420,7 @@ ORDER BY o.batch, o.ordinal LIMIT ?`,
         throw reconcileFailed(this.txnId, error);
       }
       if (!applied) return;
-      for (const version of complete) {
-        reconciled.push({
-          partition: version.partition,
-          key: version.key,
-          to: version.state === "present" ? "log-version" : "absent",
-        });
-      }
+      for (const version of complete) reconciled.push(reconciledKey(version));
     };
     const states =
       which === "all" ? "'staged', 'committed', 'refused', 'held'" : "'refused', 'held'";
@@ -477,16 +471,7 @@ ORDER BY o.batch, o.ordinal LIMIT ?`,
     if (version.state === "absent" || version.bytes !== undefined) return version;
     const bytes = await this.#options.contentSource?.read(version.sha256);
     if (bytes !== undefined && sha256Hex(bytes) === version.sha256) return { ...version, bytes };
-    throw reconcileFailed(
-      this.txnId,
-      new RunledgerError(
-        "chunk_missing",
-        `the log holds ${JSON.stringify(version.key)} in ${version.partition} with content ` +
-          `${version.sha256}, which its chunk store lacks; run log.checkChunks({ source }) to ` +
-          "store it again",
-        { details: { partition: version.partition, key: version.key, sha256: version.sha256 } },
-      ),
-    );
+    throw reconcileFailed(this.txnId, landedContentMissing(version));
   }
 
   async #decideBatches(): Promise<void> {

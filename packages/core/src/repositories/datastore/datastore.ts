@@ -32,6 +32,7 @@
  */
 import type { DatabaseAccess } from "../../commitlog/context.js";
 import type { CommitLog } from "../../commitlog/log.js";
+import { landedContentMissing, reconciledKey } from "../../commitlog/reader.js";
 import type { DocumentReconciler, LandedVersion, ReconciledKey } from "../../commitlog/types.js";
 import type { Executor } from "../../port/driver.js";
 import { RunledgerError } from "../../port/errors.js";
@@ -370,21 +371,11 @@ export class Datastore {
     const versions = await log.read((reader) => reader.landedVersions(keys));
     for (const version of versions) {
       if (version.state === "present" && version.bytes === undefined) {
-        throw new RunledgerError(
-          "chunk_missing",
-          `the log holds ${JSON.stringify(version.key)} in ${version.partition} with content ` +
-            `${version.sha256}, which its chunk store lacks; run log.checkChunks({ source }) ` +
-            "to store it again. Nothing was changed",
-          { details: { partition: version.partition, key: version.key, sha256: version.sha256 } },
-        );
+        throw landedContentMissing(version, ". Nothing was changed");
       }
     }
     await this.#putBack(versions);
-    return versions.map((version) => ({
-      partition: version.partition,
-      key: version.key,
-      to: version.state === "present" ? "log-version" : "absent",
-    }));
+    return versions.map(reconciledKey);
   }
 
   /**
