@@ -9,7 +9,7 @@ import type {
 } from "@runledger/core/port";
 import { applySettings, normalizeInteger, RunledgerError } from "@runledger/core/port";
 import { translate } from "./errors.js";
-import { FinalizerTurns } from "./finalizers.js";
+import { finalizerTurns } from "./finalizers.js";
 import { fromResultSet, toDriverParams } from "./values.js";
 
 /**
@@ -27,8 +27,10 @@ import { fromResultSet, toDriverParams } from "./values.js";
  *   progress") and autocommit writes stay uncommitted, then roll back. So after
  *   a busy failure the connection is replaced (`renew`) and its settings
  *   applied again before anything else runs on it.
- * - Each call prepares a native statement that is freed only when the event
- *   loop turns (see finalizers.ts): the connection lets it turn now and then.
+ * - Each call prepares a native statement, and a closed client leaves its
+ *   native connection, freed only when the event loop turns (see
+ *   finalizers.ts): the adapter lets it turn now and then, counting across
+ *   all its connections.
  * - A local write reports lastInsertRowid through a double: beyond 2^53 it is
  *   read again exactly with `last_insert_rowid()`.
  */
@@ -40,7 +42,6 @@ export class LibsqlConnection implements DriverConnection {
   /** The client's transaction most recently begun, ended on close if still open. */
   #lastTransaction: Transaction | undefined;
   #closed = false;
-  readonly #turns = new FinalizerTurns();
 
   constructor(client: Client, options: { remote: boolean; readOnly: boolean }) {
     this.#client = client;
@@ -54,7 +55,9 @@ export class LibsqlConnection implements DriverConnection {
     if (this.#readOnly) pragmas.push("PRAGMA query_only = ON");
     if (this.#synchronous !== undefined) pragmas.push(`PRAGMA synchronous = ${this.#synchronous}`);
     try {
-      for (const sql of pragmas) await this.#client.execute(sql);
+      // One script: the client runs it without preparing a statement object
+      // per PRAGMA (each would cost as much as a query, and a finalizer).
+      await this.#client.executeMultiple(pragmas.join(";\n"));
     } catch (error) {
       throw translate(error, "cannot set up the connection");
     }
@@ -64,7 +67,7 @@ export class LibsqlConnection implements DriverConnection {
     const result = await this.#attempt("statement failed", () =>
       this.#client.execute({ sql, args: toDriverParams(params) }),
     );
-    await this.#turns.afterStatement(params);
+    await finalizerTurns.afterStatement(params);
     return toQueryResult(result, this.#remote ? undefined : this);
   }
 
@@ -77,7 +80,7 @@ export class LibsqlConnection implements DriverConnection {
       this.#client.transaction(mode === "immediate" ? "write" : "deferred"),
     );
     this.#lastTransaction = transaction;
-    return new LibsqlTransaction(transaction, this.#remote, this.#turns, () => this.renew());
+    return new LibsqlTransaction(transaction, this.#remote, () => this.renew());
   }
 
   async configure(settings: ConnectionSettings): Promise<void> {
@@ -99,6 +102,7 @@ export class LibsqlConnection implements DriverConnection {
       // the client closes the connection regardless
     }
     this.#client.close();
+    await finalizerTurns.afterClose();
   }
 
   /**
@@ -132,22 +136,15 @@ export class LibsqlConnection implements DriverConnection {
 class LibsqlTransaction implements DriverTransaction {
   readonly #transaction: Transaction;
   readonly #remote: boolean;
-  readonly #turns: FinalizerTurns;
   readonly #renew: () => Promise<void>;
   /** Set by our own commit or rollback; SQLite ending the transaction by itself does not set it. */
   #finished = false;
   /** A statement failed busy inside: renew the connection once the transaction lets go of it. */
   #renewAfter = false;
 
-  constructor(
-    transaction: Transaction,
-    remote: boolean,
-    turns: FinalizerTurns,
-    renew: () => Promise<void>,
-  ) {
+  constructor(transaction: Transaction, remote: boolean, renew: () => Promise<void>) {
     this.#transaction = transaction;
     this.#remote = remote;
-    this.#turns = turns;
     this.#renew = renew;
   }
 
@@ -156,7 +153,7 @@ class LibsqlTransaction implements DriverTransaction {
     const result = await this.#attempt("statement failed", () =>
       this.#transaction.execute({ sql, args: toDriverParams(params) }),
     );
-    await this.#turns.afterStatement(params);
+    await finalizerTurns.afterStatement(params);
     return toQueryResult(result, this.#remote ? undefined : this);
   }
 

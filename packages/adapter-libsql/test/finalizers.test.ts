@@ -2,13 +2,19 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { libsqlDriver } from "@runledger/adapter-libsql";
+import type { DriverConnection } from "@runledger/core/port";
 import { afterEach, describe, expect, it } from "vitest";
 import { BYTES_PER_TURN, STATEMENTS_PER_TURN } from "../src/finalizers.js";
 
-// @libsql/client frees each statement from a Node-API finalizer that runs only
-// when the event loop turns (see src/finalizers.ts). These tests stand in for
-// a caller that only ever awaits promises: without the adapter's turns, an
-// immediate scheduled before the loop would never run during it.
+// @libsql/client frees each statement, and each closed connection, from a
+// Node-API finalizer that runs only when the event loop turns (see
+// src/finalizers.ts). These tests stand in for a caller that only ever awaits
+// promises: without the adapter's turns, an immediate scheduled before the
+// loop would never run during it.
+//
+// The adapter keeps one count for all its connections, so a test that needs
+// to know where the count stands first runs statements until it turns
+// (`resetCount`): a turn starts the count again at zero.
 
 const directories: string[] = [];
 afterEach(() => {
@@ -16,14 +22,41 @@ afterEach(() => {
     rmSync(directory, { recursive: true, force: true });
 });
 
-async function openConnection() {
+function newDatabasePath(): string {
   const directory = mkdtempSync(join(tmpdir(), "runledger-libsql-turns-"));
   directories.push(directory);
-  return libsqlDriver().open(join(directory, "turns.db"), {
-    create: true,
-    readOnly: false,
-    busyTimeoutMs: 1000,
+  return join(directory, "turns.db");
+}
+
+/** Opens through a driver of its own, as every libsqlDriver() call makes one. */
+function openConnection(path = newDatabasePath()): Promise<DriverConnection> {
+  return libsqlDriver().open(path, { create: true, readOnly: false, busyTimeoutMs: 1000 });
+}
+
+/**
+ * Runs `step` until an immediate scheduled before the first step has run, at
+ * most `limit` times. Returns how many steps that took, or undefined when the
+ * event loop never turned.
+ */
+async function stepsUntilTurn(
+  limit: number,
+  step: (index: number) => Promise<unknown>,
+): Promise<number | undefined> {
+  let turned = false;
+  setImmediate(() => {
+    turned = true;
   });
+  for (let i = 0; i < limit; i++) {
+    await step(i);
+    if (turned) return i + 1;
+  }
+  return undefined;
+}
+
+/** Runs statements until the adapter turns the event loop, which sets its count back to zero. */
+async function resetCount(connection: DriverConnection): Promise<void> {
+  const steps = await stepsUntilTurn(STATEMENTS_PER_TURN, () => connection.execute("SELECT 1"));
+  expect(steps).toBeDefined();
 }
 
 describe("adapter-libsql lets statement finalizers run", () => {
@@ -62,6 +95,7 @@ describe("adapter-libsql lets statement finalizers run", () => {
   it("does not turn it for a handful of statements", async () => {
     const connection = await openConnection();
     try {
+      await resetCount(connection);
       let turned = false;
       setImmediate(() => {
         turned = true;
@@ -72,12 +106,70 @@ describe("adapter-libsql lets statement finalizers run", () => {
       await connection.close();
     }
   });
+
+  it("turns it once per STATEMENTS_PER_TURN statements, not sooner", async () => {
+    const connection = await openConnection();
+    try {
+      await resetCount(connection);
+      const steps = await stepsUntilTurn(2 * STATEMENTS_PER_TURN, () =>
+        connection.execute("SELECT 1"),
+      );
+      expect(steps).toBe(STATEMENTS_PER_TURN);
+    } finally {
+      await connection.close();
+    }
+  });
+});
+
+describe("adapter-libsql counts statements across its connections", () => {
+  it("a counter shared across connections turns after STATEMENTS_PER_TURN statements spread over several connections", async () => {
+    // Each connection comes from a driver of its own and runs a quarter of
+    // the statements: a count kept per connection would never reach the limit.
+    const connections = await Promise.all([1, 2, 3, 4].map(() => openConnection()));
+    try {
+      await resetCount(connections[0] as DriverConnection);
+      const steps = await stepsUntilTurn(STATEMENTS_PER_TURN, (i) =>
+        (connections[i % connections.length] as DriverConnection).execute("SELECT 1"),
+      );
+      expect(steps).toBe(STATEMENTS_PER_TURN);
+    } finally {
+      for (const connection of connections) await connection.close();
+    }
+  });
+
+  it("opening and closing connections in a promise-only loop lets the event loop turn", async () => {
+    // A batch job opening one run after another: each connection runs only a
+    // few statements before it closes.
+    const path = newDatabasePath();
+    const steps = await stepsUntilTurn(STATEMENTS_PER_TURN, async () => {
+      const connection = await openConnection(path);
+      await connection.execute("SELECT 1");
+      await connection.close();
+    });
+    expect(steps).toBeDefined();
+  });
+
+  it("closing STATEMENTS_PER_TURN connections lets the event loop turn, a close counting like a statement", async () => {
+    const path = newDatabasePath();
+    const connections: DriverConnection[] = [];
+    try {
+      for (let i = 0; i < STATEMENTS_PER_TURN; i++) connections.push(await openConnection(path));
+      await resetCount(connections[0] as DriverConnection);
+      const steps = await stepsUntilTurn(STATEMENTS_PER_TURN, (i) =>
+        (connections[i] as DriverConnection).close(),
+      );
+      expect(steps).toBe(STATEMENTS_PER_TURN);
+    } finally {
+      for (const connection of connections) await connection.close();
+    }
+  });
 });
 
 describe("adapter-libsql lets the blobs bound to statements go", () => {
   it("turns the event loop once BYTES_PER_TURN bytes were bound, before STATEMENTS_PER_TURN statements", async () => {
     const connection = await openConnection();
     try {
+      await resetCount(connection);
       const chunk = new Uint8Array(256 * 1024);
       const needed = Math.ceil(BYTES_PER_TURN / chunk.byteLength);
       expect(needed).toBeLessThan(STATEMENTS_PER_TURN);

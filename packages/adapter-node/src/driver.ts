@@ -49,10 +49,14 @@ export function nodeDriver(options: NodeDriverOptions = {}): Driver {
       }
       try {
         db.defaultSafeIntegers(true);
-        db.pragma("foreign_keys = ON");
+        // exec, not pragma(): no statement object is prepared for a setting.
         // A read-only handle still lets BEGIN IMMEDIATE through; query_only refuses it with
         // SQLITE_READONLY, as adapter-libsql does, so no write transaction starts on it.
-        if (open.readOnly) db.pragma("query_only = ON");
+        db.exec(
+          open.readOnly
+            ? "PRAGMA foreign_keys = ON; PRAGMA query_only = ON"
+            : "PRAGMA foreign_keys = ON",
+        );
       } catch (error) {
         db.close();
         throw translate(error, `cannot prepare ${location}`);

@@ -156,6 +156,15 @@ describe("checkFileOpenable", () => {
     await expect(checkFileOpenable("there.db", false, fs())).resolves.toBeUndefined();
     await expect(checkFileOpenable("/w/there.db", true, fs())).resolves.toBeUndefined();
   });
+
+  it("probes an existing file once, and its directory only when the file is missing", async () => {
+    const probe = fs();
+    await checkFileOpenable("there.db", false, probe);
+    expect(probe.calls).toEqual(["kind /w/there.db"]);
+    const missing = fs();
+    await checkFileOpenable("dir/new.db", true, missing);
+    expect(missing.calls).toEqual(["kind /w/dir/new.db", "kind /w/dir"]);
+  });
 });
 
 describe("syncProbe", () => {

@@ -254,7 +254,7 @@ export function describeBadFiles(fx: Fixtures): void {
       expect(log[configured]).toMatch(/journalMode":"wal/);
       // Every recognition read (the schema, the singleton rows) came first, and no write.
       const before = log.slice(0, configured);
-      for (const read of ["FROM sqlite_schema", "FROM run", "FROM workspace_current"]) {
+      for (const read of ["sqlite_schema", "FROM run", "FROM workspace_current"]) {
         expect(
           before.some((entry) => entry.includes(read)),
           read,
@@ -271,6 +271,27 @@ export function describeBadFiles(fx: Fixtures): void {
       expect(appended.sequence).toBe(3);
       expect((await lease.verify()).problems).toEqual([]);
       await lease.release();
+    });
+
+    it("reopening a run already in WAL reads the schema in one statement, outside any transaction, and sets only durability", async () => {
+      const location = await copyInto(fx, await v1Base());
+      const first = runStore(fx);
+      await (await first.open(location)).release();
+      await first.close();
+      expect(await pragma(fx, location, "journal_mode")).toBe("wal");
+
+      const { driver, log } = recording(fx.driver());
+      const store = runStore(fx, { driver });
+      const lease = await store.open(location);
+      const configured = log.findIndex((entry) => entry.startsWith("configure"));
+      expect(log[configured]).toBe('configure {"synchronous":"normal"}');
+      const before = log.slice(0, configured);
+      expect(before.filter((entry) => entry.includes("sqlite_schema"))).toHaveLength(1);
+      expect(before.filter((entry) => /^(BEGIN|COMMIT|ROLLBACK|PRAGMA)/.test(entry))).toEqual([]);
+      expect(await pragma(fx, location, "journal_mode")).toBe("wal");
+      expect((await lease.read((r) => r.journal.list())).length).toBe(2);
+      await lease.release();
+      await store.close();
     });
   });
 }

@@ -1,4 +1,5 @@
 import type { InjectedContext } from "../port/context.js";
+import type { Executor } from "../port/driver.js";
 import type { ReadScope, WriteScope } from "../transaction/scope.js";
 
 /**
@@ -25,7 +26,8 @@ export type LogContext = InjectedContext;
 export type EstablishSteps = (steps: {
   readonly location: string;
   readonly create: true | undefined;
-  configure(): Promise<void>;
+  configure(seen?: { readonly journalMode?: string }): Promise<void>;
   transact<T>(fn: (tx: WriteScope) => Promise<T>): Promise<T>;
-  read<T>(fn: (reader: ReadScope) => Promise<T>): Promise<T>;
+  /** Reads outside any transaction, each statement its own snapshot. */
+  read<T>(fn: (reader: Executor) => Promise<T>): Promise<T>;
 }) => Promise<void>;

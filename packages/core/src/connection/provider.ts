@@ -1,8 +1,14 @@
-import type { AsyncContext, ConnectionSettings, Driver, DriverConnection } from "../port/driver.js";
+import type {
+  AsyncContext,
+  ConnectionSettings,
+  Driver,
+  DriverConnection,
+  Executor,
+} from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { retryWhileBusy } from "../transaction/busy.js";
-import { runReadTransaction, runWriteTransaction } from "../transaction/owner.js";
-import type { ReadScope, WriteScope } from "../transaction/scope.js";
+import { runWriteTransaction } from "../transaction/owner.js";
+import type { WriteScope } from "../transaction/scope.js";
 import { Entry } from "./entry.js";
 import { Lease, type LeaseOwner } from "./lease.js";
 
@@ -15,10 +21,21 @@ export interface EstablishContext<Create> {
   readonly location: string;
   /** What the caller passed as `create`, or undefined when it asked only to open. */
   readonly create: Create | undefined;
-  /** Applies WAL and the durability setting (retried while another opener holds the lock). */
-  configure(): Promise<void>;
+  /**
+   * Applies WAL and the durability setting (retried while another opener
+   * holds the lock). Pass what recognition saw: a file already in the wanted
+   * journal mode is not asked to switch again.
+   */
+  configure(seen?: { readonly journalMode?: string }): Promise<void>;
   transact<T>(fn: (tx: WriteScope) => Promise<T>): Promise<T>;
-  read<T>(fn: (reader: ReadScope) => Promise<T>): Promise<T>;
+  /**
+   * Reads on the connection as it is, outside any transaction: each
+   * statement reads its own snapshot and takes no lock beyond its own run.
+   * Recognition reads the whole schema in one statement, so opening a file
+   * costs no BEGIN, ROLLBACK or query_only switch. Only core's own SELECTs
+   * run here; a write is a bug (use `transact`).
+   */
+  read<T>(fn: (reader: Executor) => Promise<T>): Promise<T>;
 }
 
 /**
@@ -183,14 +200,14 @@ export class ConnectionProvider<Create = unknown> implements LeaseOwner {
           connection,
           location: canonical,
           create: request.create,
-          configure: () =>
+          configure: (seen) =>
             retryWhileBusy(
-              () => connection.configure(this.#settings),
+              () => connection.configure(this.#settingsFor(seen?.journalMode)),
               this.busyTimeoutMs,
               `cannot configure ${canonical}`,
             ),
           transact: (fn) => runWriteTransaction(entry, fn, this.busyTimeoutMs),
-          read: (fn) => runReadTransaction(entry, fn),
+          read: (fn) => fn(connection),
         }),
       );
     } catch (error) {
@@ -204,6 +221,14 @@ export class ConnectionProvider<Create = unknown> implements LeaseOwner {
     entry.state = "ready";
     this.#entries.set(canonical, entry);
     return entry;
+  }
+
+  /** The settings to apply, without the journal mode when the file is already in it. */
+  #settingsFor(journalMode: string | undefined): ConnectionSettings {
+    if (journalMode === undefined || journalMode !== this.#settings.journalMode) {
+      return this.#settings;
+    }
+    return { synchronous: this.#settings.synchronous };
   }
 
   #lease(entry: Entry): Lease {

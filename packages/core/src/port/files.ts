@@ -92,6 +92,16 @@ export async function checkFileOpenable(
   fs: FileSystemProbe,
 ): Promise<void> {
   const path = resolvePosix(fs.cwd(), location);
+  // The common case costs one probe: a file that is there needs nothing more.
+  const found = await fs.kind(path);
+  if (found === "file") return;
+  if (found === "directory") {
+    throw fromSqliteFailure(
+      "SQLITE_CANTOPEN",
+      `cannot open ${location}: it is a directory`,
+      undefined,
+    );
+  }
   const { directory } = splitPosix(path);
   if ((await fs.kind(directory)) !== "directory") {
     throw fromSqliteFailure(
@@ -101,15 +111,7 @@ export async function checkFileOpenable(
       { missing: "directory" },
     );
   }
-  const found = await fs.kind(path);
-  if (found === "directory") {
-    throw fromSqliteFailure(
-      "SQLITE_CANTOPEN",
-      `cannot open ${location}: it is a directory`,
-      undefined,
-    );
-  }
-  if (found === undefined && !create) {
+  if (!create) {
     throw fromSqliteFailure(
       "SQLITE_CANTOPEN",
       `cannot open ${location}: the file does not exist`,

@@ -1,17 +1,17 @@
-import type { ConnectionSettings, Executor } from "./driver.js";
+import type { ConnectionSettings, DriverConnection } from "./driver.js";
 import { RunledgerError } from "./errors.js";
 
 /**
- * Applies journal mode and synchronous through any executor, and checks that
+ * Applies journal mode and synchronous through a connection, and checks that
  * SQLite took the journal mode (it silently keeps another one on a read-only
  * file or an in-memory database). Adapters call it from `configure`.
  */
 export async function applySettings(
-  executor: Executor,
+  connection: Pick<DriverConnection, "execute" | "executeScript">,
   settings: ConnectionSettings,
 ): Promise<void> {
   if (settings.journalMode !== undefined) {
-    const { rows } = await executor.execute(`PRAGMA journal_mode = ${settings.journalMode}`);
+    const { rows } = await connection.execute(`PRAGMA journal_mode = ${settings.journalMode}`);
     const mode = String(rows[0]?.journal_mode ?? "").toLowerCase();
     if (mode !== settings.journalMode) {
       throw new RunledgerError(
@@ -22,6 +22,8 @@ export async function applySettings(
     }
   }
   if (settings.synchronous !== undefined) {
-    await executor.execute(`PRAGMA synchronous = ${settings.synchronous}`);
+    // A script, not a statement: nothing to read back, and drivers run a
+    // script without preparing a statement object for it.
+    await connection.executeScript(`PRAGMA synchronous = ${settings.synchronous}`);
   }
 }

@@ -16,13 +16,14 @@ import type { RunContext, RunCreate } from "./types.js";
  * 2. if it is fresh and the caller asked to create: create version 1 inside
  *    one BEGIN IMMEDIATE, re-checking freshness under the lock so that two
  *    processes creating the same run at once produce one run, not a clash;
- * 3. check the singleton rows and the run's identity (in the same read as
- *    step 1 for an existing file, in the creating transaction for a new one);
- * 4. only then switch to WAL and set durability.
+ * 3. check the singleton rows and the run's identity (right after step 1
+ *    for an existing file, in the creating transaction for a new one);
+ * 4. only then switch to WAL (unless the file is in it already) and set
+ *    durability.
  */
 export function establishRun(context: RunContext): Establish<RunCreate> {
   return async ({ location, create, read, transact, configure }) => {
-    // One read transaction: the schema, then — for a file that is ours — its singleton rows.
+    // Two statements: the schema, then — for a file that is ours — its singleton rows.
     const found = await read(async (reader) => {
       const recognized = await recognize(reader, SCHEMA_V1, location);
       if (recognized.kind !== "fresh") await checkSingletons(reader, location, create);
@@ -42,7 +43,7 @@ export function establishRun(context: RunContext): Establish<RunCreate> {
         await checkSingletons(tx, location, create);
       });
     }
-    await configure();
+    await configure(found.kind === "recognized" ? found : undefined);
   };
 }
 

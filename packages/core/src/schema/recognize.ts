@@ -21,9 +21,10 @@
  *   (SQLITE_CORRUPT), and the remedy is the one for any damage — restore a
  *   copy — not "check the path".
  *
- * A refused file is left byte-for-byte as found: recognition runs inside a
- * `query_only` read transaction, and nothing (not even the journal mode) is
- * changed before it succeeds. Cost is O(schema), never O(data).
+ * A refused file is left byte-for-byte as found: recognition is one SELECT
+ * (the header, the journal mode and every `sqlite_schema` row, read in one
+ * snapshot), and nothing (not even the journal mode) is changed before it
+ * succeeds. Cost is O(schema), never O(data).
  */
 import type { Executor } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
@@ -33,14 +34,19 @@ import type { SchemaManifest, SchemaObject } from "./manifest.js";
 export interface LiveSchema {
   readonly applicationId: number;
   readonly userVersion: number;
+  /** The journal mode the file is in ("delete", "wal", …), lower case. */
+  readonly journalMode: string;
   readonly objects: readonly SchemaObject[];
 }
 
 export type Recognition =
   /** No file content yet: a 0-byte file, or pragmas 0 and no objects. */
   | { readonly kind: "fresh" }
-  /** Exactly the manifest. Singleton rows are the caller's next check. */
-  | { readonly kind: "recognized" };
+  /**
+   * Exactly the manifest. Singleton rows are the caller's next check; the
+   * journal mode lets `configure` skip switching to WAL a file already in it.
+   */
+  | { readonly kind: "recognized"; readonly journalMode: string };
 
 export interface SchemaDifference {
   readonly change: "missing" | "extra" | "different";
@@ -50,24 +56,48 @@ export interface SchemaDifference {
   readonly found?: string | null;
 }
 
-/** Both header pragmas in one statement (their table-valued forms). */
-const HEADER = `SELECT (SELECT application_id FROM pragma_application_id) AS application_id,
-(SELECT user_version FROM pragma_user_version) AS user_version`;
+/**
+ * The header pragmas, the journal mode and every schema object in one
+ * statement (the pragmas in their table-valued forms): one snapshot, one
+ * statement to prepare. A file with no objects still yields one row, its
+ * schema columns NULL. The objects come back with their rowid and are put in
+ * rowid order here: an ORDER BY would make SQLite sort the whole join.
+ */
+const LIVE_SCHEMA = `SELECT h.application_id, h.user_version, h.journal_mode,
+  s.rowid AS position, s.type, s.name, s.tbl_name, s.sql
+FROM (SELECT (SELECT application_id FROM pragma_application_id) AS application_id,
+  (SELECT user_version FROM pragma_user_version) AS user_version,
+  (SELECT journal_mode FROM pragma_journal_mode) AS journal_mode) AS h
+LEFT JOIN sqlite_schema AS s`;
 
 export async function readLiveSchema(executor: Executor): Promise<LiveSchema> {
-  const header = (await executor.execute(HEADER)).rows[0];
-  const applicationId = Number(header?.application_id ?? 0);
-  const userVersion = Number(header?.user_version ?? 0);
-  const { rows } = await executor.execute(
-    "SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY rowid",
-  );
-  const objects = rows.map((row) => ({
-    type: row.type as SchemaObject["type"],
-    name: String(row.name),
-    tableName: String(row.tbl_name),
-    sql: row.sql === null ? null : String(row.sql),
-  }));
-  return { applicationId, userVersion, objects };
+  const { rows } = await executor.execute(LIVE_SCHEMA);
+  const header = rows[0];
+  const placed: { position: number; object: SchemaObject }[] = [];
+  let ordered = true;
+  for (const row of rows) {
+    if (row.type === null || row.type === undefined) continue;
+    const position = Number(row.position);
+    if (placed.length > 0 && position < (placed.at(-1) as { position: number }).position) {
+      ordered = false;
+    }
+    placed.push({
+      position,
+      object: {
+        type: row.type as SchemaObject["type"],
+        name: String(row.name),
+        tableName: String(row.tbl_name),
+        sql: row.sql === null ? null : String(row.sql),
+      },
+    });
+  }
+  if (!ordered) placed.sort((a, b) => a.position - b.position);
+  return {
+    applicationId: Number(header?.application_id ?? 0),
+    userVersion: Number(header?.user_version ?? 0),
+    journalMode: String(header?.journal_mode ?? "").toLowerCase(),
+    objects: placed.map((entry) => entry.object),
+  };
 }
 
 /**
@@ -131,7 +161,7 @@ export function classify(
       { details: { differences } },
     );
   }
-  return { kind: "recognized" };
+  return { kind: "recognized", journalMode: live.journalMode };
 }
 
 /** Every object missing, extra or different, by (type, name). */
@@ -139,6 +169,7 @@ export function compareObjects(
   expected: readonly SchemaObject[],
   found: readonly SchemaObject[],
 ): SchemaDifference[] {
+  if (sameInOrder(expected, found)) return [];
   const key = (object: SchemaObject) => `${object.type}\u0000${object.name}`;
   const foundByKey = new Map(found.map((object) => [key(object), object]));
   const expectedKeys = new Set(expected.map(key));
@@ -171,6 +202,19 @@ export function compareObjects(
     differences.push({ change: "different", type: "schema", name: "object order" });
   }
   return differences;
+}
+
+/** The usual case, checked without building any map: every object equal, in order. */
+function sameInOrder(expected: readonly SchemaObject[], found: readonly SchemaObject[]): boolean {
+  if (expected.length !== found.length) return false;
+  for (let i = 0; i < expected.length; i++) {
+    const a = expected[i] as SchemaObject;
+    const b = found[i] as SchemaObject;
+    if (a.type !== b.type || a.name !== b.name || a.tableName !== b.tableName || a.sql !== b.sql) {
+      return false;
+    }
+  }
+  return true;
 }
 
 function describe(difference: SchemaDifference): string {
