@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Executor, QueryResult, Row } from "../src/port/driver.js";
+import type { Executor, QueryResult } from "../src/port/driver.js";
+import type { Row } from "../src/port/values.js";
 import { compareObjects, readLiveSchema } from "../src/schema/recognize.js";
 
 /** An executor that answers every statement with the given rows, and keeps what it was asked. */
