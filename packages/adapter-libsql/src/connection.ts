@@ -63,12 +63,15 @@ export class LibsqlConnection implements DriverConnection {
     }
   }
 
-  async execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
-    const result = await this.#attempt("statement failed", () =>
-      this.#client.execute({ sql, args: toDriverParams(params) }),
+  execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
+    return runStatement(
+      () => this.#client.execute({ sql, args: toDriverParams(params) }),
+      params,
+      async (failure) => {
+        if (leavesStatementActive(failure)) await this.renew();
+      },
+      this.#remote ? undefined : this,
     );
-    await finalizerTurns.afterStatement(params);
-    return toQueryResult(result, this.#remote ? undefined : this);
   }
 
   async executeScript(sql: string): Promise<void> {
@@ -102,7 +105,8 @@ export class LibsqlConnection implements DriverConnection {
       // the client closes the connection regardless
     }
     this.#client.close();
-    await finalizerTurns.afterClose();
+    const turn = finalizerTurns.afterClose();
+    if (turn !== undefined) await turn;
   }
 
   /**
@@ -148,13 +152,20 @@ class LibsqlTransaction implements DriverTransaction {
     this.#renew = renew;
   }
 
-  async execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
-    this.#checkOpen();
-    const result = await this.#attempt("statement failed", () =>
-      this.#transaction.execute({ sql, args: toDriverParams(params) }),
+  execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
+    try {
+      this.#checkOpen();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return runStatement(
+      () => this.#transaction.execute({ sql, args: toDriverParams(params) }),
+      params,
+      (failure) => {
+        if (leavesStatementActive(failure)) this.#renewAfter = true;
+      },
+      this.#remote ? undefined : this,
     );
-    await finalizerTurns.afterStatement(params);
-    return toQueryResult(result, this.#remote ? undefined : this);
   }
 
   async executeScript(sql: string): Promise<void> {
@@ -221,23 +232,51 @@ function leavesStatementActive(error: RunledgerError): boolean {
 
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
+type ExactRowid = { execute(sql: string): Promise<QueryResult> } | undefined;
+
+/**
+ * One statement through the client: a failure translated (and handed to
+ * `onFailure` before it is thrown), the statement counted for the finalizer
+ * turns, the port's result. One promise per statement unless a turn is due.
+ */
+async function runStatement(
+  execute: () => Promise<ResultSet>,
+  params: readonly SqlValue[],
+  onFailure: (failure: RunledgerError) => void | Promise<void>,
+  exact: ExactRowid,
+): Promise<QueryResult> {
+  let result: ResultSet;
+  try {
+    result = await execute();
+  } catch (error) {
+    const translated = translate(error, "statement failed");
+    await onFailure(translated);
+    throw translated;
+  }
+  const turn = finalizerTurns.afterStatement(params);
+  if (turn !== undefined) await turn;
+  return toQueryResult(result, exact);
+}
+
 /**
  * The port's result. `exact` is where a local write's rowid can be read again
- * when the client's double could not carry it (beyond ±2^53).
+ * when the client's double could not carry it (beyond ±2^53); only then is
+ * the result a promise.
  */
-async function toQueryResult(
-  result: ResultSet,
-  exact: { execute(sql: string): Promise<QueryResult> } | undefined,
-): Promise<QueryResult> {
-  let lastInsertRowid =
+function toQueryResult(result: ResultSet, exact: ExactRowid): QueryResult | Promise<QueryResult> {
+  const lastInsertRowid =
     result.lastInsertRowid === undefined ? undefined : normalizeInteger(result.lastInsertRowid);
+  const rows = fromResultSet(result);
   if (
     exact !== undefined &&
     typeof lastInsertRowid === "bigint" &&
     (lastInsertRowid > MAX_SAFE || lastInsertRowid < -MAX_SAFE)
   ) {
-    const { rows } = await exact.execute("SELECT last_insert_rowid() AS id");
-    lastInsertRowid = rows[0]?.id as number | bigint;
+    return exact.execute("SELECT last_insert_rowid() AS id").then(({ rows: read }) => ({
+      rows,
+      changes: result.rowsAffected,
+      lastInsertRowid: read[0]?.id as number | bigint,
+    }));
   }
-  return { rows: fromResultSet(result), changes: result.rowsAffected, lastInsertRowid };
+  return { rows, changes: result.rowsAffected, lastInsertRowid };
 }

@@ -35,28 +35,32 @@ export class FinalizerTurns {
   #statements = 0;
   #bytes = 0;
 
-  /** Counts one statement and what it bound; yields one event-loop turn when either limit is reached. */
-  async afterStatement(params: readonly SqlValue[] = []): Promise<void> {
+  /**
+   * Counts one statement and what it bound. Returns the turn to wait for
+   * when either limit is reached, and nothing otherwise: the common case
+   * costs the caller no promise.
+   */
+  afterStatement(params: readonly SqlValue[] = []): Promise<void> | undefined {
     let bytes = 0;
     for (const value of params) {
       if (value instanceof Uint8Array) bytes += value.byteLength;
       else if (typeof value === "string") bytes += value.length;
     }
-    await this.#count(bytes);
+    return this.#count(bytes);
   }
 
   /** Counts a closed connection, whose native handle a finalizer frees too, like one statement. */
-  async afterClose(): Promise<void> {
-    await this.#count(0);
+  afterClose(): Promise<void> | undefined {
+    return this.#count(0);
   }
 
-  async #count(bytes: number): Promise<void> {
+  #count(bytes: number): Promise<void> | undefined {
     this.#statements += 1;
     this.#bytes += bytes;
-    if (this.#statements < STATEMENTS_PER_TURN && this.#bytes < BYTES_PER_TURN) return;
+    if (this.#statements < STATEMENTS_PER_TURN && this.#bytes < BYTES_PER_TURN) return undefined;
     this.#statements = 0;
     this.#bytes = 0;
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    return new Promise<void>((resolve) => setImmediate(resolve));
   }
 }
 

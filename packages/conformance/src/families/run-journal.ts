@@ -135,6 +135,39 @@ export function describeRunJournal(fx: Fixtures): void {
         applied.rootId,
       ]);
       expect(await lease.read((r) => r.workspace.currentRoot())).toBe(applied.rootId);
+      // Gap-free throughout: every stale guess was refused, never written.
+      expect(events.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    });
+
+    it("takes the next sequence after another handle's appends, and after its own rolled-back append", async () => {
+      const location = fx.location();
+      const lease = await openRun(fx, location);
+      const other = await runStore(fx).open(location);
+      onTestFinished(() => other.release());
+      const append = (on: typeof lease, n: string) =>
+        on.transact(async (tx) => (await tx.journal.append({ n })).sequence);
+      expect(await append(lease, "mine")).toBe(1);
+      expect(await append(other, "theirs")).toBe(2);
+      expect(await append(other, "theirs again")).toBe(3);
+      expect(await append(lease, "mine after theirs")).toBe(4);
+      const boom = new Error("changed its mind");
+      await expect(
+        lease.transact(async (tx) => {
+          expect((await tx.journal.append({ n: "rolled back" })).sequence).toBe(5);
+          throw boom;
+        }),
+      ).rejects.toBe(boom);
+      expect(await append(lease, "after the rollback")).toBe(5);
+      expect(await append(other, "theirs last")).toBe(6);
+      const events = await journal(lease);
+      expect(events.map((e) => [e.sequence, e.record.n])).toEqual([
+        [1, "mine"],
+        [2, "theirs"],
+        [3, "theirs again"],
+        [4, "mine after theirs"],
+        [5, "after the rollback"],
+        [6, "theirs last"],
+      ]);
     });
 
     it("returns the first event for a repeated idempotency key and refuses a different record", async () => {

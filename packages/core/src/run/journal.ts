@@ -1,7 +1,7 @@
 import type { Executor } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import { toHex } from "../port/hash.js";
-import type { Row } from "../port/values.js";
+import type { Row, SqlValue } from "../port/values.js";
 import type { WriteScope } from "../transaction/scope.js";
 import { type JsonObject, toJsonText } from "./json.js";
 import type { AppendResult, JournalEvent, RunContext } from "./types.js";
@@ -11,22 +11,26 @@ const SELECT_EVENT = `SELECT sequence, event_id, idempotency_key, record, root_i
 const CURRENT_ROOT = "SELECT root_id FROM workspace_current WHERE singleton = 1";
 
 // An append names the current root itself (one statement, not a read and a
-// write) and returns the two columns it cannot know. An append whose root the
-// caller just made current binds it instead, and reads the sequence — the
-// row's rowid (INTEGER PRIMARY KEY) — from lastInsertRowid, which every driver
-// reports for a statement that returns no rows.
+// write) and returns the two columns it cannot know.
 const APPEND = `INSERT INTO journal (sequence, event_id, idempotency_key, record, root_id, written_at)
 VALUES ((SELECT coalesce(max(sequence), 0) + 1 FROM journal), ?, ?, ?,
   (SELECT root_id FROM workspace_current WHERE singleton = 1), ?)
 RETURNING sequence, root_id`;
 
-// With a remembered root: the same row, written only if that root is still
-// the current one (checked in the statement itself, under the write lock);
-// no row comes back, so the client's cheaper path for writes is taken.
-const APPEND_IF_CURRENT = `INSERT INTO journal (sequence, event_id, idempotency_key, record, root_id, written_at)
-SELECT (SELECT coalesce(max(sequence), 0) + 1 FROM journal), ?, ?, ?, ?, ?
-WHERE ? = (SELECT root_id FROM workspace_current WHERE singleton = 1)`;
+// With the last event a lease saw (its sequence and root, see RootHint): the
+// next row with every value bound, as plain as an INSERT can be. SQLite checks
+// it: the journal_gap_free trigger refuses a sequence that is not max + 1, so
+// a stale guess (another lease or process appended, or a rollback undid this
+// lease's own append) is refused, never written. And the pointer moves only
+// together with an append (apply and fork move it and append in one
+// savepoint), so a sequence that is still next means the root is still
+// current. An apply binds the root it just made current instead.
+const APPEND_NEXT = `INSERT INTO journal (sequence, event_id, idempotency_key, record, root_id, written_at)
+VALUES (?, ?, ?, ?, ?, ?)`;
 
+// An apply whose guess was stale: the root it made current, the sequence
+// computed; the sequence — the row's rowid (INTEGER PRIMARY KEY) — comes back
+// as lastInsertRowid, which every driver reports for a statement returning no rows.
 const APPEND_AT_ROOT = `INSERT INTO journal (sequence, event_id, idempotency_key, record, root_id, written_at)
 VALUES ((SELECT coalesce(max(sequence), 0) + 1 FROM journal), ?, ?, ?, ?, ?)`;
 
@@ -144,7 +148,18 @@ export class JournalWriter extends JournalReader {
     let sequence: number | undefined;
     let root: unknown = knownRoot;
     try {
-      if (knownRoot !== undefined) {
+      // First the guess: the sequence after the last this lease saw, at the
+      // root the caller just made current or the one last seen with it.
+      const guessedRoot = knownRoot ?? this.#hint.root;
+      const lastSequence = this.#hint.sequence;
+      if (guessedRoot !== undefined && lastSequence !== undefined) {
+        const next = lastSequence + 1;
+        if (await this.#appendNext([next, eventId, key, text, guessedRoot, now])) {
+          sequence = next;
+          root = guessedRoot;
+        }
+      }
+      if (sequence === undefined && knownRoot !== undefined) {
         const result = await this.executor.execute(APPEND_AT_ROOT, [
           eventId,
           key,
@@ -153,28 +168,11 @@ export class JournalWriter extends JournalReader {
           now,
         ]);
         sequence = Number(result.lastInsertRowid);
-      } else {
-        const remembered = this.#hint.root;
-        if (remembered !== undefined) {
-          const result = await this.executor.execute(APPEND_IF_CURRENT, [
-            eventId,
-            key,
-            text,
-            remembered,
-            now,
-            remembered,
-          ]);
-          if (result.changes === 1) {
-            sequence = Number(result.lastInsertRowid);
-            root = remembered;
-          }
-        }
-        if (sequence === undefined) {
-          // No remembered root, or it is no longer current: name it in the statement.
-          const row = (await this.executor.execute(APPEND, [eventId, key, text, now])).rows[0];
-          sequence = Number(row?.sequence);
-          root = row?.root_id;
-        }
+      } else if (sequence === undefined) {
+        // No guess, or a stale one: the statement names the sequence and the root.
+        const row = (await this.executor.execute(APPEND, [eventId, key, text, now])).rows[0];
+        sequence = Number(row?.sequence);
+        root = row?.root_id;
       }
     } catch (error) {
       // Any constraint failure here means the stored run is inconsistent:
@@ -186,7 +184,19 @@ export class JournalWriter extends JournalReader {
     }
     if (!(root instanceof Uint8Array)) this.#scope.doom(noCurrentRoot());
     this.#hint.root = root;
+    this.#hint.sequence = sequence;
     return { sequence, eventId, rootId: toHex(root) };
+  }
+
+  /** The guessed next row, or false when the gap-free trigger refused the guess as stale. */
+  async #appendNext(params: SqlValue[]): Promise<boolean> {
+    try {
+      await this.executor.execute(APPEND_NEXT, params);
+      return true;
+    } catch (error) {
+      if (isRunledgerError(error) && error.sqliteCode === "SQLITE_CONSTRAINT_TRIGGER") return false;
+      throw error;
+    }
   }
 
   /** A constraint failure on append: a missing current root says so; anything else is itself. */
@@ -205,13 +215,15 @@ function noCurrentRoot(cause?: unknown): RunledgerError {
 }
 
 /**
- * The root a lease last saw current (after an append or an apply): a guess
- * that spares an append reading the pointer back. Never trusted: the append
- * that uses it checks it against the pointer in the same statement, and
- * falls back when it is stale (another lease, process or a rollback moved it).
+ * The last event a lease saw appended (by its own append or apply): its
+ * sequence and the root current with it. A guess that spares an append
+ * computing either: never trusted, the append that uses it is refused by
+ * SQLite when it is stale (see APPEND_NEXT) and falls back to naming both in
+ * the statement.
  */
 export interface RootHint {
   root: Uint8Array | undefined;
+  sequence?: number | undefined;
 }
 
 /** A journal record as stored, or `invalid_json`. */
