@@ -79,9 +79,16 @@ export class LibsqlConnection implements DriverConnection {
   }
 
   async begin(mode: BeginMode): Promise<DriverTransaction> {
-    const transaction = await this.#attempt("begin failed", () =>
-      this.#client.transaction(mode === "immediate" ? "write" : "deferred"),
-    );
+    // Awaited here, not through #attempt: begin and commit run once per
+    // transaction, and each async wrapper costs promises on the hot path.
+    let transaction: Transaction;
+    try {
+      transaction = await this.#client.transaction(mode === "immediate" ? "write" : "deferred");
+    } catch (error) {
+      const translated = translate(error, "begin failed");
+      if (leavesStatementActive(translated)) await this.renew();
+      throw translated;
+    }
     this.#lastTransaction = transaction;
     return new LibsqlTransaction(transaction, this.#remote, () => this.renew());
   }
@@ -176,11 +183,15 @@ class LibsqlTransaction implements DriverTransaction {
   async commit(): Promise<void> {
     this.#checkOpen();
     try {
-      await this.#attempt("commit failed", () => this.#transaction.commit());
+      await this.#transaction.commit();
       this.#finished = true;
+    } catch (error) {
+      const translated = translate(error, "commit failed");
+      if (leavesStatementActive(translated)) this.#renewAfter = true;
+      throw translated;
     } finally {
       // The client gives the connection back on commit, failed or not.
-      await this.#settled();
+      if (this.#renewAfter) await this.#settled();
     }
   }
 
