@@ -398,8 +398,8 @@ export const runSuite: Suite = {
       notes: [
         "durability: journal_mode=WAL, synchronous=NORMAL on every writing side (runledger's default; the raw sides set it; each append run checks WAL and the event count after)",
         `large run: ${files} workspace files of 1 MiB random bytes (10 per apply) + ${events.toLocaleString("en-US")} journal events (10,000 per transaction), ${formatMib(big.bytes)} MiB on disk, built with adapter-node in ${(big.buildMs / 1000).toFixed(1)} s`,
-        "open: raw = open the file, PRAGMA application_id, PRAGMA user_version, SELECT … FROM sqlite_schema, close; RunStore = store.open(file) (recognition, singleton rows, WAL + durability) + release (closes the connection)",
-        "append: both sides write the same journal row into the same v1 run file (constraints, FK to workspace_root, event ids from core's default generator, time-ordered UUIDs); raw computes the sequence in JS and reads the current root once; runledger's append takes max(sequence)+1 in the INSERT and binds the root its lease last saw, checked against the pointer in the same statement (naming the pointer's root instead when it moved)",
+        "open: raw = open the file, PRAGMA application_id, PRAGMA user_version, SELECT … FROM sqlite_schema, close; RunStore = store.open(file) (canonical path, foreign keys, recognition in one statement, singleton rows, durability; WAL already on) + release (closes the connection)",
+        "append: both sides write the same journal row into the same v1 run file (constraints, FK to workspace_root, event ids from core's default generator, time-ordered UUIDs); raw computes the sequence in JS and reads the current root once; runledger's append binds the sequence after the last one its lease saw and that event's root (the gap-free trigger refuses a stale guess, and the append then names both in the statement)",
         `each run: fresh file where it writes; one discarded round, then the two interleaved over ${context.runs} runs`,
       ],
       tables,

@@ -15,19 +15,26 @@ function answering(rows: Row[]): Executor & { statements: string[] } {
   };
 }
 
-const header = { application_id: 1380729927, user_version: 1, journal_mode: "WAL" };
+/** The header row: application_id, user_version and journal_mode in the type, name and tbl_name columns. */
+const header = (applicationId: number, userVersion: number, journalMode: string): Row => ({
+  position: 0,
+  type: applicationId,
+  name: userVersion,
+  tbl_name: journalMode,
+  sql: null,
+});
 const object = (position: number, name: string): Row => ({
-  ...header,
   position,
   type: "table",
   name,
   tbl_name: name,
   sql: `CREATE TABLE ${name} (x)`,
 });
+const ours = header(1380729927, 1, "WAL");
 
 describe("readLiveSchema", () => {
   it("reads the header, the journal mode and every object in one statement", async () => {
-    const executor = answering([object(1, "a"), object(2, "b")]);
+    const executor = answering([ours, object(1, "a"), object(2, "b")]);
     const live = await readLiveSchema(executor);
     expect(executor.statements).toHaveLength(1);
     expect(live.applicationId).toBe(1380729927);
@@ -37,15 +44,14 @@ describe("readLiveSchema", () => {
   });
 
   it("puts objects that arrive out of order back in rowid order", async () => {
-    const live = await readLiveSchema(answering([object(3, "c"), object(1, "a"), object(2, "b")]));
+    const live = await readLiveSchema(
+      answering([object(3, "c"), ours, object(1, "a"), object(2, "b")]),
+    );
     expect(live.objects.map((o) => o.name)).toEqual(["a", "b", "c"]);
   });
 
   it("reads a file with no objects as its header and no objects", async () => {
-    const empty = { application_id: 0, user_version: 0, journal_mode: "delete" };
-    const live = await readLiveSchema(
-      answering([{ ...empty, position: null, type: null, name: null, tbl_name: null, sql: null }]),
-    );
+    const live = await readLiveSchema(answering([header(0, 0, "delete")]));
     expect(live).toEqual({ applicationId: 0, userVersion: 0, journalMode: "delete", objects: [] });
   });
 });

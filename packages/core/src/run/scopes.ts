@@ -17,7 +17,7 @@ export class RunTransaction {
   readonly #context: RunContext;
   readonly #hint: RootHint;
 
-  /** `hint`: the lease's remembered current root, shared by its transactions (see RootHint). */
+  /** `hint`: the last event the lease saw appended, shared by its transactions (see RootHint). */
   constructor(scope: WriteScope, context: RunContext, hint: RootHint = { root: undefined }) {
     this.#scope = scope;
     this.#context = context;

@@ -96,7 +96,7 @@ export class RunStore extends ProviderStore<RunCreate> {
 export class RunLease {
   readonly #lease: Lease;
   readonly #context: RunContext;
-  /** The current root this lease last saw, checked before every use (see RootHint). */
+  /** The last event this lease saw appended: a guess SQLite checks on every use (see RootHint). */
   readonly #hint: RootHint = { root: undefined };
 
   constructor(lease: Lease, context: RunContext) {

@@ -28,6 +28,7 @@
  */
 import type { Executor } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
+import type { Row } from "../port/values.js";
 import type { SchemaManifest, SchemaObject } from "./manifest.js";
 
 /** What a database holds, read from its header and sqlite_schema. */
@@ -58,26 +59,28 @@ export interface SchemaDifference {
 
 /**
  * The header pragmas, the journal mode and every schema object in one
- * statement (the pragmas in their table-valued forms): one snapshot, one
- * statement to prepare. A file with no objects still yields one row, its
- * schema columns NULL. The objects come back with their rowid and are put in
- * rowid order here: an ORDER BY would make SQLite sort the whole join.
+ * statement: one snapshot, one statement to prepare, and as few values as
+ * the answer needs (drivers pay per value). The first row (position 0) is the
+ * header: application_id, user_version and journal_mode in the type, name
+ * and tbl_name columns. Every other row is an object, its position its rowid.
+ * They are put in rowid order here: an ORDER BY would make SQLite sort them.
  */
-const LIVE_SCHEMA = `SELECT h.application_id, h.user_version, h.journal_mode,
-  s.rowid AS position, s.type, s.name, s.tbl_name, s.sql
-FROM (SELECT (SELECT application_id FROM pragma_application_id) AS application_id,
-  (SELECT user_version FROM pragma_user_version) AS user_version,
-  (SELECT journal_mode FROM pragma_journal_mode) AS journal_mode) AS h
-LEFT JOIN sqlite_schema AS s`;
+const LIVE_SCHEMA = `SELECT 0 AS position, a.application_id AS type, u.user_version AS name,
+  j.journal_mode AS tbl_name, NULL AS sql
+FROM pragma_application_id AS a, pragma_user_version AS u, pragma_journal_mode AS j
+UNION ALL SELECT rowid, type, name, tbl_name, sql FROM sqlite_schema`;
 
 export async function readLiveSchema(executor: Executor): Promise<LiveSchema> {
   const { rows } = await executor.execute(LIVE_SCHEMA);
-  const header = rows[0];
+  let header: Row | undefined;
   const placed: { position: number; object: SchemaObject }[] = [];
   let ordered = true;
   for (const row of rows) {
-    if (row.type === null || row.type === undefined) continue;
     const position = Number(row.position);
+    if (position === 0) {
+      header = row;
+      continue;
+    }
     if (placed.length > 0 && position < (placed.at(-1) as { position: number }).position) {
       ordered = false;
     }
@@ -93,9 +96,9 @@ export async function readLiveSchema(executor: Executor): Promise<LiveSchema> {
   }
   if (!ordered) placed.sort((a, b) => a.position - b.position);
   return {
-    applicationId: Number(header?.application_id ?? 0),
-    userVersion: Number(header?.user_version ?? 0),
-    journalMode: String(header?.journal_mode ?? "").toLowerCase(),
+    applicationId: Number(header?.type ?? 0),
+    userVersion: Number(header?.name ?? 0),
+    journalMode: String(header?.tbl_name ?? "").toLowerCase(),
     objects: placed.map((entry) => entry.object),
   };
 }
