@@ -139,6 +139,53 @@ export function describeRunJournal(fx: Fixtures): void {
       expect(events.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     });
 
+    it("records the other handle's root when its apply lands right after this lease's rolled-back work", async () => {
+      const location = fx.location();
+      const lease = await openRun(fx, location);
+      const other = await runStore(fx).open(location);
+      onTestFinished(() => other.release());
+      expect((await lease.transact((tx) => tx.journal.append({ n: "first" }))).sequence).toBe(1);
+      const boom = new Error("changed its mind");
+      // A rolled-back append: the journal is back at 1, as this lease last saw it plus one.
+      await expect(
+        lease.transact(async (tx) => {
+          await tx.journal.append({ n: "rolled back" });
+          throw boom;
+        }),
+      ).rejects.toBe(boom);
+      // The other handle moves the pointer with sequence 2: the sequence this lease
+      // would guess next is free again, but the root is no longer the one it saw.
+      const theirs = await other.transact((tx) =>
+        tx.workspace.apply({ put: { "a.txt": "theirs" } }),
+      );
+      expect(theirs.sequence).toBe(2);
+      const mine = await lease.transact((tx) => tx.journal.append({ n: "mine" }));
+      expect(mine).toMatchObject({ sequence: 3, rootId: theirs.rootId });
+      // The same after a savepoint undid an apply inside a committed transaction.
+      await lease.transact(async (tx) => {
+        await expect(
+          tx.savepoint(async (sp) => {
+            await sp.workspace.apply({ put: { "b.txt": "undone" } });
+            throw boom;
+          }),
+        ).rejects.toBe(boom);
+      });
+      const again = await other.transact((tx) =>
+        tx.workspace.apply({ put: { "c.txt": "theirs again" } }),
+      );
+      expect(again.sequence).toBe(4);
+      const last = await lease.transact((tx) => tx.journal.append({ n: "mine again" }));
+      expect(last).toMatchObject({ sequence: 5, rootId: again.rootId });
+      const events = await journal(lease);
+      expect(events.map((e) => [e.sequence, e.rootId])).toEqual([
+        [1, EMPTY_ROOT_ID],
+        [2, theirs.rootId],
+        [3, theirs.rootId],
+        [4, again.rootId],
+        [5, again.rootId],
+      ]);
+    });
+
     it("takes the next sequence after another handle's appends, and after its own rolled-back append", async () => {
       const location = fx.location();
       const lease = await openRun(fx, location);

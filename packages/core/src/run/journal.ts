@@ -18,15 +18,15 @@ VALUES ((SELECT coalesce(max(sequence), 0) + 1 FROM journal), ?, ?, ?,
 RETURNING sequence, root_id`;
 
 // With the last event a lease saw (its sequence and root, see RootHint): the
-// next row with every value bound, as plain as an INSERT can be. SQLite checks
-// it: the journal_gap_free trigger refuses a sequence that is not max + 1, so
-// a stale guess (another lease or process appended, or a rollback undid this
-// lease's own append) is refused, never written. And the pointer moves only
-// together with an append (apply and fork move it and append in one
-// savepoint), so a sequence that is still next means the root is still
-// current. An apply binds the root it just made current instead.
+// next row with its values bound, written only while that root is still the
+// current one — a primary-key lookup in the same statement, under the write
+// lock. SQLite checks the sequence itself: the journal_gap_free trigger
+// refuses one that is not max + 1. So a stale guess (another lease or
+// process appended or moved the pointer, or a rollback undid this lease's own
+// work) writes nothing: no row when the root moved, a refusal when the
+// sequence did. An apply guesses the root it has just made current.
 const APPEND_NEXT = `INSERT INTO journal (sequence, event_id, idempotency_key, record, root_id, written_at)
-VALUES (?, ?, ?, ?, ?, ?)`;
+SELECT ?, ?, ?, ?, root_id, ? FROM workspace_current WHERE singleton = 1 AND root_id = ?`;
 
 // An apply whose guess was stale: the root it made current, the sequence
 // computed; the sequence — the row's rowid (INTEGER PRIMARY KEY) — comes back
@@ -154,7 +154,7 @@ export class JournalWriter extends JournalReader {
       const lastSequence = this.#hint.sequence;
       if (guessedRoot !== undefined && lastSequence !== undefined) {
         const next = lastSequence + 1;
-        if (await this.#appendNext([next, eventId, key, text, guessedRoot, now])) {
+        if (await this.#appendNext([next, eventId, key, text, now, guessedRoot])) {
           sequence = next;
           root = guessedRoot;
         }
@@ -188,11 +188,10 @@ export class JournalWriter extends JournalReader {
     return { sequence, eventId, rootId: toHex(root) };
   }
 
-  /** The guessed next row, or false when the gap-free trigger refused the guess as stale. */
+  /** The guessed next row: false when the guess was stale and nothing was written. */
   async #appendNext(params: SqlValue[]): Promise<boolean> {
     try {
-      await this.executor.execute(APPEND_NEXT, params);
-      return true;
+      return (await this.executor.execute(APPEND_NEXT, params)).changes === 1;
     } catch (error) {
       if (isRunledgerError(error) && error.sqliteCode === "SQLITE_CONSTRAINT_TRIGGER") return false;
       throw error;
@@ -217,9 +216,8 @@ function noCurrentRoot(cause?: unknown): RunledgerError {
 /**
  * The last event a lease saw appended (by its own append or apply): its
  * sequence and the root current with it. A guess that spares an append
- * computing either: never trusted, the append that uses it is refused by
- * SQLite when it is stale (see APPEND_NEXT) and falls back to naming both in
- * the statement.
+ * computing either: never trusted, the append that uses it writes nothing
+ * when it is stale (see APPEND_NEXT) and then names both in the statement.
  */
 export interface RootHint {
   root: Uint8Array | undefined;
