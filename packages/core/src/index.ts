@@ -14,6 +14,7 @@ export {
   type OpenRequest,
 } from "./connection/provider.js";
 export * from "./port/index.js";
+export type { RunCounts } from "./run/counts.js";
 export type { ForkPoint, ForkResult } from "./run/fork.js";
 export type { JsonObject, JsonValue } from "./run/json.js";
 export {

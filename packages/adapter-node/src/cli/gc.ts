@@ -1,6 +1,6 @@
 import { EXIT_OK, type Output, report } from "./output.js";
 import { progress } from "./progress.js";
-import { countObjects, withRun } from "./store.js";
+import { withRun } from "./store.js";
 
 /**
  * Drops journal history before a sequence (when asked), then collects every
@@ -49,6 +49,6 @@ function run(
       onProgress("collect", pruneBefore === undefined ? 1 : 2);
       return { pruned, collected };
     });
-    return { ...done, remaining: await lease.lease.read((scope) => countObjects(scope)) };
+    return { ...done, remaining: await lease.read((r) => r.counts()) };
   });
 }

@@ -3,13 +3,11 @@ import {
   APPLICATION_ID,
   manifestDigest,
   RUN_SCHEMA_VERSION,
-  RunSnapshot,
-  readLiveSchema,
   SCHEMA_V1,
   SCHEMA_V1_DIGEST,
 } from "@runledger/core";
 import { EXIT_OK, iso, type Output, report } from "./output.js";
-import { countObjects, describeStop, withRun } from "./store.js";
+import { describeStop, withRun } from "./store.js";
 
 const hex = (n: number) => `0x${n.toString(16).toUpperCase().padStart(8, "0")}`;
 
@@ -20,18 +18,14 @@ const hex = (n: number) => `0x${n.toString(16).toUpperCase().padStart(8, "0")}`;
  */
 export async function inspect(file: string, output: Output): Promise<number> {
   const found = await withRun(file, (lease) =>
-    // The connection-level snapshot: the header and sqlite_schema are read in
-    // the same transaction as the run row and the counts.
-    lease.lease.read(async (scope) => {
-      const live = await readLiveSchema(scope);
-      const r = new RunSnapshot(scope);
-      return {
-        live,
-        run: await r.run.get(),
-        currentRoot: await r.workspace.currentRoot(),
-        counts: await countObjects(scope),
-      };
-    }),
+    // One snapshot: the header and sqlite_schema are read in the same
+    // transaction as the run row and the counts.
+    lease.read(async (r) => ({
+      live: await r.schema(),
+      run: await r.run.get(),
+      currentRoot: await r.workspace.currentRoot(),
+      counts: await r.counts(),
+    })),
   );
   const { live, run, currentRoot, counts } = found;
   const digest = manifestDigest({ ...SCHEMA_V1, ...live });

@@ -3,15 +3,18 @@
  * every adapter — its header pragmas and every sqlite_schema object, in rowid
  * order, serialize to SCHEMA_V1_DIGEST; its workspace starts at the one
  * canonical empty root, which anyone can recompute from the documented
- * encoding; it is in WAL mode once open. Creation is all or nothing: a fault
- * injected at any statement of it leaves no schema and both pragmas 0, the
- * open fails with that fault, and a later open creates the run normally.
+ * encoding; it is in WAL mode once open; a snapshot reports that header and
+ * schema as stored and counts what the run holds. Creation is all or
+ * nothing: a fault injected at any statement of it leaves no schema and both
+ * pragmas 0, the open fails with that fault, and a later open creates the run
+ * normally.
  */
 import { createHash } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { basename } from "node:path";
 import {
   APPLICATION_ID,
+  CHUNK_SIZE,
   EMPTY_ROOT_ID,
   manifestDigest,
   RUN_SCHEMA_VERSION,
@@ -31,12 +34,14 @@ import {
   createdRun,
   fingerprint,
   liveSchema,
+  noise,
   openRun,
   pragma,
   raw,
   runStore,
   schemaDigest,
 } from "./run-fixtures.js";
+import { apply } from "./workspace-fixtures.js";
 
 const sha256 = (...parts: (string | Buffer)[]) => {
   const hash = createHash("sha256");
@@ -105,6 +110,64 @@ export function describeRunSchema(fx: Fixtures): void {
         updatedAt: 1_700_000_000_123,
       });
       expect(await lease.read((r) => r.journal.list())).toEqual([]);
+    });
+
+    it("a snapshot reports the schema as stored and counts what the run holds", async () => {
+      const location = fx.location();
+      const lease = await openRun(fx, location);
+      const snapshot = () =>
+        lease.read(async (r) => ({ schema: await r.schema(), counts: await r.counts() }));
+
+      const fresh = await snapshot();
+      expect(fresh.schema).toEqual({
+        applicationId: APPLICATION_ID,
+        userVersion: RUN_SCHEMA_VERSION,
+        journalMode: "wal",
+        objects: SCHEMA_V1.objects.map((object) => ({ ...object })),
+      });
+      expect(RUN_SCHEMA_VERSION).toBe(1);
+      expect(schemaDigest(fresh.schema)).toBe(SCHEMA_V1_DIGEST);
+      // Only the canonical empty root and its tree.
+      expect(fresh.counts).toEqual({
+        events: 0,
+        firstSequence: null,
+        lastSequence: null,
+        blobs: 0,
+        chunks: 0,
+        trees: 1,
+        roots: 1,
+        pins: 0,
+      });
+
+      await lease.transact(async (tx) => {
+        await tx.journal.append({ step: "fetch" });
+        await tx.journal.append({ step: "build" });
+      });
+      // Two blobs, one of them two chunks; a root tree and a notes/ tree.
+      await apply(lease, {
+        put: { "notes/plan.md": "# Plan\n", "data.bin": noise("counts", CHUNK_SIZE + 100) },
+      });
+      // One new blob of one chunk; a new notes/ tree and root tree, data.bin shared.
+      const { sequence } = await apply(lease, { put: { "notes/plan.md": "# Plan, revised\n" } });
+      expect(sequence).toBe(4);
+      await lease.transact(async (tx) => {
+        await tx.workspace.pin("release");
+        // Events 1 and 2 go; the objects they retained stay until garbage collection.
+        expect(await tx.workspace.prune({ before: 3 })).toBe(2);
+      });
+
+      const held = await snapshot();
+      expect(held.schema).toEqual(fresh.schema);
+      expect(held.counts).toEqual({
+        events: 2,
+        firstSequence: 3,
+        lastSequence: 4,
+        blobs: 3,
+        chunks: 4,
+        trees: 5,
+        roots: 3,
+        pins: 1,
+      });
     });
 
     it("opens an existing run only under its own identity", async () => {

@@ -1,5 +1,7 @@
+import { type LiveSchema, readLiveSchema } from "../schema/recognize.js";
 import type { ReadScope, WriteScope } from "../transaction/scope.js";
 import { WorkspaceReader, WorkspaceWriter } from "../workspace/workspace.js";
+import { countRun, type RunCounts } from "./counts.js";
 import { JournalReader, JournalWriter, type RootHint } from "./journal.js";
 import { RunRecordReader, RunRecordWriter } from "./run-row.js";
 import type { RunContext } from "./types.js";
@@ -35,15 +37,30 @@ export class RunTransaction {
   }
 }
 
-/** What `lease.read(fn)` hands to `fn`: a consistent snapshot of the run. */
+/**
+ * What `lease.read(fn)` hands to `fn`: a consistent snapshot of the run —
+ * its journal, run row and workspace, and the file itself (`schema`, `counts`).
+ */
 export class RunSnapshot {
   readonly journal: JournalReader;
   readonly run: RunRecordReader;
   readonly workspace: WorkspaceReader;
+  readonly #scope: ReadScope;
 
   constructor(scope: ReadScope) {
+    this.#scope = scope;
     this.journal = new JournalReader(scope);
     this.run = new RunRecordReader(scope);
     this.workspace = new WorkspaceReader(scope);
+  }
+
+  /** The header (application_id, user_version, journal mode) and every schema object, as the file stores them. */
+  schema(): Promise<LiveSchema> {
+    return readLiveSchema(this.#scope);
+  }
+
+  /** How many events (and which range), blobs, chunks, trees, roots and pins the run holds. Scans: O(rows). */
+  counts(): Promise<RunCounts> {
+    return countRun(this.#scope);
   }
 }

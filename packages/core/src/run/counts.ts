@@ -1,0 +1,44 @@
+import type { Executor } from "../port/driver.js";
+
+/** How much a run holds: its journal's events and range, and the workspace's stored objects. */
+export interface RunCounts {
+  readonly events: number;
+  /** The oldest event still in the journal (null when it is empty; pruning moves it). */
+  readonly firstSequence: number | null;
+  /** The newest event (null when the journal is empty). */
+  readonly lastSequence: number | null;
+  readonly blobs: number;
+  readonly chunks: number;
+  readonly trees: number;
+  readonly roots: number;
+  readonly pins: number;
+}
+
+const COUNTS = `SELECT
+  (SELECT count(*) FROM journal) AS events,
+  (SELECT min(sequence) FROM journal) AS first,
+  (SELECT max(sequence) FROM journal) AS last,
+  (SELECT count(*) FROM workspace_blob) AS blobs,
+  (SELECT count(*) FROM workspace_chunk) AS chunks,
+  (SELECT count(*) FROM workspace_tree) AS trees,
+  (SELECT count(*) FROM workspace_root) AS roots,
+  (SELECT count(*) FROM workspace_pin) AS pins`;
+
+/**
+ * One statement. Each count scans its table (or SQLite's smallest index of
+ * it): O(rows), unlike recognition's O(schema). No content is decoded.
+ */
+export async function countRun(executor: Executor): Promise<RunCounts> {
+  const row = (await executor.execute(COUNTS)).rows[0]!;
+  const orNull = (value: unknown) => (value === null ? null : Number(value));
+  return {
+    events: Number(row.events),
+    firstSequence: orNull(row.first),
+    lastSequence: orNull(row.last),
+    blobs: Number(row.blobs),
+    chunks: Number(row.chunks),
+    trees: Number(row.trees),
+    roots: Number(row.roots),
+    pins: Number(row.pins),
+  };
+}
