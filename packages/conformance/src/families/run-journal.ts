@@ -27,6 +27,15 @@ function predictable() {
   return { newId: () => `e${++ids}`, clock: () => ++now };
 }
 
+/** A new run open through this lease and through another store's handle (its own connection). */
+async function twoHandles(fx: Fixtures): Promise<{ lease: RunLease; other: RunLease }> {
+  const location = fx.location();
+  const lease = await openRun(fx, location);
+  const other = await runStore(fx).open(location);
+  onTestFinished(() => other.release());
+  return { lease, other };
+}
+
 async function journal(lease: RunLease): Promise<JournalEvent[]> {
   return lease.read((r) => r.journal.list({ limit: 10_000 }));
 }
@@ -88,10 +97,7 @@ export function describeRunJournal(fx: Fixtures): void {
     });
 
     it("records the root current at each append, after another handle moved it and after rolled-back applies", async () => {
-      const location = fx.location();
-      const lease = await openRun(fx, location);
-      const other = await runStore(fx).open(location);
-      onTestFinished(() => other.release());
+      const { lease, other } = await twoHandles(fx);
       const appendRoot = () =>
         lease.transact(async (tx) => (await tx.journal.append({ n: "probe" })).rootId);
       expect(await appendRoot()).toBe(EMPTY_ROOT_ID);
@@ -140,10 +146,7 @@ export function describeRunJournal(fx: Fixtures): void {
     });
 
     it("records the other handle's root when its apply lands right after this lease's rolled-back work", async () => {
-      const location = fx.location();
-      const lease = await openRun(fx, location);
-      const other = await runStore(fx).open(location);
-      onTestFinished(() => other.release());
+      const { lease, other } = await twoHandles(fx);
       expect((await lease.transact((tx) => tx.journal.append({ n: "first" }))).sequence).toBe(1);
       const boom = new Error("changed its mind");
       // A rolled-back append: the journal is back at 1, as this lease last saw it plus one.
@@ -187,10 +190,7 @@ export function describeRunJournal(fx: Fixtures): void {
     });
 
     it("takes the next sequence after another handle's appends, and after its own rolled-back append", async () => {
-      const location = fx.location();
-      const lease = await openRun(fx, location);
-      const other = await runStore(fx).open(location);
-      onTestFinished(() => other.release());
+      const { lease, other } = await twoHandles(fx);
       const append = (on: typeof lease, n: string) =>
         on.transact(async (tx) => (await tx.journal.append({ n })).sequence);
       expect(await append(lease, "mine")).toBe(1);
