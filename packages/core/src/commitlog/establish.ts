@@ -77,7 +77,7 @@ export function establishSingletonDatabase(
         );
       }
     });
-    await configure(found.kind === "recognized" ? found : undefined);
+    await configure(found);
   };
 }
 

@@ -225,9 +225,7 @@ export class ConnectionProvider<Create = unknown> implements LeaseOwner {
 
   /** The settings to apply, without the journal mode when the file is already in it. */
   #settingsFor(journalMode: string | undefined): ConnectionSettings {
-    if (journalMode === undefined || journalMode !== this.#settings.journalMode) {
-      return this.#settings;
-    }
+    if (journalMode !== this.#settings.journalMode) return this.#settings;
     return { synchronous: this.#settings.synchronous };
   }
 

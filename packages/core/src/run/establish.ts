@@ -43,7 +43,7 @@ export function establishRun(context: RunContext): Establish<RunCreate> {
         await checkSingletons(tx, location, create);
       });
     }
-    await configure(found.kind === "recognized" ? found : undefined);
+    await configure(found);
   };
 }
 

@@ -40,13 +40,15 @@ export interface LiveSchema {
   readonly objects: readonly SchemaObject[];
 }
 
+/**
+ * Either outcome carries the file's journal mode, which lets `configure` skip
+ * switching to WAL a file already in it. Creating a fresh file's schema does
+ * not change its journal mode, so the mode read here still holds after it.
+ */
 export type Recognition =
   /** No file content yet: a 0-byte file, or pragmas 0 and no objects. */
-  | { readonly kind: "fresh" }
-  /**
-   * Exactly the manifest. Singleton rows are the caller's next check; the
-   * journal mode lets `configure` skip switching to WAL a file already in it.
-   */
+  | { readonly kind: "fresh"; readonly journalMode: string }
+  /** Exactly the manifest. Singleton rows are the caller's next check. */
   | { readonly kind: "recognized"; readonly journalMode: string };
 
 export interface SchemaDifference {
@@ -128,7 +130,7 @@ export function classify(
 ): Recognition {
   const what = `${location} as a ${manifest.title}`;
   if (live.applicationId === 0 && live.userVersion === 0 && live.objects.length === 0) {
-    return { kind: "fresh" };
+    return { kind: "fresh", journalMode: live.journalMode };
   }
   if (live.applicationId !== manifest.applicationId) {
     throw new RunledgerError(

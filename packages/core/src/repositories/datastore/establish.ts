@@ -72,6 +72,6 @@ export function establishDatastore() {
       }
       formatOf(marker, location);
     });
-    await configure(recognition.kind === "recognized" ? recognition : undefined);
+    await configure(recognition);
   };
 }
