@@ -67,9 +67,7 @@ export class LibsqlConnection implements DriverConnection {
     return runStatement(
       () => this.#client.execute({ sql, args: toDriverParams(params) }),
       params,
-      async (failure) => {
-        if (leavesStatementActive(failure)) await this.renew();
-      },
+      (error) => this.#failure(error, "statement failed"),
       this.#remote ? undefined : this,
     );
   }
@@ -85,9 +83,7 @@ export class LibsqlConnection implements DriverConnection {
     try {
       transaction = await this.#client.transaction(mode === "immediate" ? "write" : "deferred");
     } catch (error) {
-      const translated = translate(error, "begin failed");
-      if (leavesStatementActive(translated)) await this.renew();
-      throw translated;
+      throw await this.#failure(error, "begin failed");
     }
     this.#lastTransaction = transaction;
     return new LibsqlTransaction(transaction, this.#remote, () => this.renew());
@@ -137,10 +133,15 @@ export class LibsqlConnection implements DriverConnection {
     try {
       return await action();
     } catch (error) {
-      const translated = translate(error, doing);
-      if (leavesStatementActive(translated)) await this.renew();
-      throw translated;
+      throw await this.#failure(error, doing);
     }
+  }
+
+  /** A client failure as the port's error; after a busy one, the connection is renewed first. */
+  async #failure(error: unknown, doing: string): Promise<RunledgerError> {
+    const translated = translate(error, doing);
+    if (leavesStatementActive(translated)) await this.renew();
+    return translated;
   }
 }
 
@@ -168,9 +169,7 @@ class LibsqlTransaction implements DriverTransaction {
     return runStatement(
       () => this.#transaction.execute({ sql, args: toDriverParams(params) }),
       params,
-      (failure) => {
-        if (leavesStatementActive(failure)) this.#renewAfter = true;
-      },
+      (error) => this.#failure(error, "statement failed"),
       this.#remote ? undefined : this,
     );
   }
@@ -186,9 +185,7 @@ class LibsqlTransaction implements DriverTransaction {
       await this.#transaction.commit();
       this.#finished = true;
     } catch (error) {
-      const translated = translate(error, "commit failed");
-      if (leavesStatementActive(translated)) this.#renewAfter = true;
-      throw translated;
+      throw this.#failure(error, "commit failed");
     } finally {
       // The client gives the connection back on commit, failed or not.
       if (this.#renewAfter) await this.#settled();
@@ -220,10 +217,15 @@ class LibsqlTransaction implements DriverTransaction {
     try {
       return await action();
     } catch (error) {
-      const translated = translate(error, doing);
-      if (leavesStatementActive(translated)) this.#renewAfter = true;
-      throw translated;
+      throw this.#failure(error, doing);
     }
+  }
+
+  /** A client failure as the port's error; after a busy one, the connection is renewed once released. */
+  #failure(error: unknown, doing: string): RunledgerError {
+    const translated = translate(error, doing);
+    if (leavesStatementActive(translated)) this.#renewAfter = true;
+    return translated;
   }
 
   #checkOpen(): void {
@@ -246,23 +248,21 @@ const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 type ExactRowid = { execute(sql: string): Promise<QueryResult> } | undefined;
 
 /**
- * One statement through the client: a failure translated (and handed to
- * `onFailure` before it is thrown), the statement counted for the finalizer
- * turns, the port's result. One promise per statement unless a turn is due.
+ * One statement through the client: a failure as `failure` translates it,
+ * the statement counted for the finalizer turns, the port's result. One
+ * promise per statement unless a turn is due.
  */
 async function runStatement(
   execute: () => Promise<ResultSet>,
   params: readonly SqlValue[],
-  onFailure: (failure: RunledgerError) => void | Promise<void>,
+  failure: (error: unknown) => RunledgerError | Promise<RunledgerError>,
   exact: ExactRowid,
 ): Promise<QueryResult> {
   let result: ResultSet;
   try {
     result = await execute();
   } catch (error) {
-    const translated = translate(error, "statement failed");
-    await onFailure(translated);
-    throw translated;
+    throw await failure(error);
   }
   const turn = finalizerTurns.afterStatement(params);
   if (turn !== undefined) await turn;
