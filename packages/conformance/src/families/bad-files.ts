@@ -196,11 +196,23 @@ export function describeBadFiles(fx: Fixtures): void {
         name: "a valid v1 file whose run row is missing",
         build: derived(["DELETE FROM run"]),
         code: "corrupt",
+        check: (error) => expect(error.message).toContain("it holds no run row"),
       },
       {
         name: "a valid v1 file whose current-root row is missing",
         build: derived(["DELETE FROM workspace_current"]),
         code: "corrupt",
+        check: (error) => expect(error.message).toContain("it has no current workspace root"),
+      },
+      {
+        name: "a valid v1 file whose current-root row names a root that does not exist",
+        build: derived([
+          "PRAGMA foreign_keys = OFF",
+          "UPDATE workspace_current SET root_id = zeroblob(32)",
+        ]),
+        code: "corrupt",
+        check: (error) =>
+          expect(error.message).toContain("its current workspace root does not exist"),
       },
     ];
 
@@ -254,7 +266,7 @@ export function describeBadFiles(fx: Fixtures): void {
       expect(log[configured]).toMatch(/journalMode":"wal/);
       // Every recognition read (the schema, the singleton rows) came first, and no write.
       const before = log.slice(0, configured);
-      for (const read of ["sqlite_schema", "FROM run", "FROM workspace_current"]) {
+      for (const read of ["sqlite_schema", "FROM run", "workspace_current"]) {
         expect(
           before.some((entry) => entry.includes(read)),
           read,

@@ -90,14 +90,18 @@ VALUES (1, ?, ?, ?, 'running', ?, ?)`,
 
 /**
  * The rows a version-1 file must hold beyond its schema, read in one
- * statement: how many run rows (and the run's identity), how many
- * current-root rows, and whether the current root exists. O(1), never O(data).
+ * statement: the run row, the current-root row and the root it names. The
+ * recognized schema lets each singleton table hold at most one row (its key
+ * must be 1), so a well-formed file returns exactly one row here; it reads
+ * three primary-key lookups, O(1), never O(data).
  */
-const SINGLETONS = `SELECT (SELECT count(*) FROM run) AS runs,
-(SELECT workflow_id FROM run) AS workflow_id,
-(SELECT run_id FROM run) AS run_id,
-(SELECT count(*) FROM workspace_current) AS currents,
-(SELECT count(*) FROM workspace_current c JOIN workspace_root r ON r.root_id = c.root_id) AS current_roots`;
+const SINGLETONS = `SELECT r.workflow_id, r.run_id
+FROM run AS r, workspace_current AS c, workspace_root AS w
+WHERE r.singleton = 1 AND c.singleton = 1 AND w.root_id = c.root_id`;
+
+/** Only when SINGLETONS found nothing: which of the three rows is missing, to say so. */
+const MISSING_SINGLETONS = `SELECT (SELECT count(*) FROM run) AS runs,
+(SELECT count(*) FROM workspace_current) AS currents`;
 
 /** The rows a version-1 file must hold beyond its schema: O(1), never O(data). */
 async function checkSingletons(
@@ -105,33 +109,46 @@ async function checkSingletons(
   location: string,
   create: RunCreate | undefined,
 ): Promise<void> {
-  const damaged = (what: string) =>
-    new RunledgerError(
-      "corrupt",
-      `cannot open ${location} as a run database: ${what}; restore it from a copy`,
-    );
-  let row: Row | undefined;
-  try {
-    row = (await reader.execute(SINGLETONS)).rows[0];
-  } catch (error) {
-    throw asDamage(error, SCHEMA_V1, location);
-  }
-  const runs = Number(row?.runs ?? 0);
-  if (runs !== 1) throw damaged(`it holds ${runs} run rows instead of one`);
-  if (Number(row?.currents ?? 0) !== 1) throw damaged("it has no current workspace root");
-  if (Number(row?.current_roots ?? 0) !== 1) {
-    throw damaged("its current workspace root does not exist");
+  const row = await readDamaged(reader, SINGLETONS, location);
+  if (row === undefined) {
+    throw singletonDamage(location, await readDamaged(reader, MISSING_SINGLETONS, location));
   }
   if (
     create !== undefined &&
-    (row?.workflow_id !== create.workflowId || row?.run_id !== create.runId)
+    (row.workflow_id !== create.workflowId || row.run_id !== create.runId)
   ) {
     throw identityMismatch(
       location,
-      { workflowId: String(row?.workflow_id), runId: String(row?.run_id) },
+      { workflowId: String(row.workflow_id), runId: String(row.run_id) },
       create,
     );
   }
+}
+
+/** The first row of a recognition read; SQLite's own refusal is read as damage. */
+async function readDamaged(
+  reader: Executor,
+  sql: string,
+  location: string,
+): Promise<Row | undefined> {
+  try {
+    return (await reader.execute(sql)).rows[0];
+  } catch (error) {
+    throw asDamage(error, SCHEMA_V1, location);
+  }
+}
+
+function singletonDamage(location: string, counts: Row | undefined): RunledgerError {
+  const what =
+    Number(counts?.runs ?? 0) === 0
+      ? "it holds no run row"
+      : Number(counts?.currents ?? 0) === 0
+        ? "it has no current workspace root"
+        : "its current workspace root does not exist";
+  return new RunledgerError(
+    "corrupt",
+    `cannot open ${location} as a run database: ${what}; restore it from a copy`,
+  );
 }
 
 export function identityMismatch(
