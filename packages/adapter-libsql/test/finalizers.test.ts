@@ -5,6 +5,7 @@ import { libsqlDriver } from "@runledger/adapter-libsql";
 import type { DriverConnection } from "@runledger/core/port";
 import { afterEach, describe, expect, it } from "vitest";
 import { BYTES_PER_TURN, STATEMENTS_PER_TURN } from "../src/finalizers.js";
+import { COPIED_BLOB_BYTES, toDriverParams } from "../src/values.js";
 
 // @libsql/client frees each statement, and each closed connection, from a
 // Node-API finalizer that runs only when the event loop turns (see
@@ -187,5 +188,22 @@ describe("adapter-libsql lets the blobs bound to statements go", () => {
     } finally {
       await connection.close();
     }
+  });
+
+  it("binds a large blob as a copy of its own, which V8 counts, and a small one as a view", () => {
+    const backing = new Uint8Array(COPIED_BLOB_BYTES + 64);
+    backing.fill(7, 32);
+    const large = backing.subarray(32);
+    const small = backing.subarray(0, 32);
+    const before = process.memoryUsage().arrayBuffers;
+    const [boundLarge, boundSmall] = toDriverParams([large, small]) as [Buffer, Buffer];
+    // The copy: equal bytes, memory of its own that V8 accounts for.
+    expect(boundLarge.equals(large)).toBe(true);
+    expect(boundLarge.buffer).not.toBe(backing.buffer);
+    expect(process.memoryUsage().arrayBuffers - before).toBeGreaterThanOrEqual(large.byteLength);
+    // The view: the same bytes, not copied.
+    expect(boundSmall.buffer).toBe(backing.buffer);
+    expect(boundSmall.byteOffset).toBe(0);
+    expect(boundSmall.byteLength).toBe(32);
   });
 });
