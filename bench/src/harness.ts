@@ -82,6 +82,17 @@ export function spread(sample: Sample): number {
 }
 
 /**
+ * How `a` compares with `b`, run by run: the median of the ratios of their
+ * rates in the same round. `interleave` runs the contenders of one round
+ * back to back, so each ratio compares runs made while the machine ran at
+ * the same speed; on a machine whose speed drifts, this is steadier than the
+ * ratio of the two medians, which may come from different rounds.
+ */
+export function pairedRatio(a: Sample, b: Sample): number {
+  return median(a.rates.map((rate, round) => rate / (b.rates[round] as number)));
+}
+
+/**
  * Runs every contender once untimed (JIT, native module and page cache warm
  * up; `warmup: false` skips that, e.g. when every run is a fresh process),
  * then `runs` times interleaved (A B, B A, A B, …) so that drift in the
@@ -91,7 +102,7 @@ export function spread(sample: Sample): number {
 export async function interleave(
   context: SuiteContext,
   contenders: readonly Contender[],
-  options: { readonly warmup?: boolean } = {},
+  options: { readonly warmup?: boolean; readonly runs?: number } = {},
 ): Promise<Sample[]> {
   const once = async (contender: Contender): Promise<number> => {
     const file = context.freshFile();
@@ -104,7 +115,8 @@ export async function interleave(
   };
   if (options.warmup ?? true) for (const contender of contenders) await once(contender);
   const rates = contenders.map(() => [] as number[]);
-  for (let run = 0; run < context.runs; run++) {
+  const runs = options.runs ?? context.runs;
+  for (let run = 0; run < runs; run++) {
     const order = contenders.map((_, index) => index);
     if (run % 2 === 1) order.reverse();
     for (const index of order) {

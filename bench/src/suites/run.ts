@@ -27,6 +27,7 @@ import {
   formatMib,
   formatRate,
   interleave,
+  pairedRatio,
   type Sample,
   type Suite,
   type SuiteContext,
@@ -233,24 +234,32 @@ async function openTable(
   runs: readonly { readonly name: string; readonly file: string }[],
   cases: unknown[],
 ): Promise<Table> {
-  const count = context.quick ? 100 : 500;
+  // Many short rounds: an open takes well under a millisecond, and the
+  // paired ratio of many neighbouring rounds is steadier than few long ones.
+  const count = context.quick ? 100 : 300;
+  const rounds = context.quick ? context.runs : 15;
   const lines: string[][] = [];
   for (const adapter of ADAPTERS) {
     const latencies: number[] = [];
     for (const run of runs) {
       const store = new RunStore({ driver: adapter.driver() });
-      const [raw, runledger] = (await interleave(context, [
-        opens(`${adapter.name} raw`, count, () => adapter.rawOpen(run.file)),
-        opens(`${adapter.name} RunStore.open`, count, async () => {
-          await (await store.open(run.file)).release();
-        }),
-      ])) as [Sample, Sample];
+      const [raw, runledger] = (await interleave(
+        context,
+        [
+          opens(`${adapter.name} raw`, count, () => adapter.rawOpen(run.file)),
+          opens(`${adapter.name} RunStore.open`, count, async () => {
+            await (await store.open(run.file)).release();
+          }),
+        ],
+        { runs: rounds },
+      )) as [Sample, Sample];
       await store.close();
       const rawUs = 1e6 / raw.median;
       const openUs = 1e6 / runledger.median;
       latencies.push(openUs);
-      const ratio = openUs / rawUs;
-      cases.push({ adapter: adapter.name, run: run.name, count, raw, runledger, ratio });
+      // Time per open, RunStore over raw: raw's rate over RunStore's, round by round.
+      const ratio = pairedRatio(raw, runledger);
+      cases.push({ adapter: adapter.name, run: run.name, count, rounds, raw, runledger, ratio });
       lines.push([
         `${adapter.name}, ${run.name}`,
         rawUs.toFixed(0),
@@ -265,7 +274,7 @@ async function openTable(
     }
   }
   return {
-    title: `open (recognition) latency, ${count} open+close per run (µs per open)`,
+    title: `open (recognition) latency, ${count} open+close per run, ${rounds} runs each (µs per open: medians; ratio: median of the runs' paired ratios)`,
     headers: ["adapter, run", "raw", "RunStore", "RunStore/raw", "goal", "large/empty", "spread"],
     rows: lines,
   };
@@ -348,9 +357,10 @@ async function appendTable(context: SuiteContext, shape: Shape, cases: unknown[]
     const [raw, runledger] = (await interleave(
       context,
       appendContenders(adapter, shape, count, warmup),
+      { runs: context.quick ? context.runs : 11 },
     )) as [Sample, Sample];
     const goal = one ? 0.5 : adapter.appendGoal;
-    const ratio = runledger.median / raw.median;
+    const ratio = pairedRatio(runledger, raw);
     cases.push({ adapter: adapter.name, shape, count, warmup, raw, runledger, ratio, goal });
     lines.push([
       adapter.name,
@@ -363,8 +373,8 @@ async function appendTable(context: SuiteContext, shape: Shape, cases: unknown[]
   }
   return {
     title: one
-      ? `${count.toLocaleString("en-US")} journal appends in one transaction (events/s)`
-      : `one journal append per transaction, ${count.toLocaleString("en-US")} timed (tx/s)`,
+      ? `${count.toLocaleString("en-US")} journal appends in one transaction (events/s: medians; ratio: median of the runs' paired ratios)`
+      : `one journal append per transaction, ${count.toLocaleString("en-US")} timed (tx/s: medians; ratio: median of the runs' paired ratios)`,
     headers: ["adapter", "raw INSERT", "journal.append", "append/raw", "goal", "spread"],
     rows: lines,
   };

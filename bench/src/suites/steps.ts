@@ -156,6 +156,42 @@ const rawReplay: RunnerFactory = async (dir, scenario) => {
   };
 };
 
+/**
+ * The floor: the least any store that gives each step its own transaction
+ * can do — better-sqlite3 writing one row (the step's event and its output)
+ * per BEGIN IMMEDIATE … COMMIT, statements prepared once, no workspace, no
+ * journal rules. No implementation of the step contract writes less, so this
+ * contender's steps/s is the ceiling of every ratio in the table.
+ */
+const oneRowFloor: RunnerFactory = async (file) => {
+  const db = new Database(file);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  db.exec(`CREATE TABLE step (
+  run INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  event TEXT NOT NULL,
+  output BLOB NOT NULL,
+  PRIMARY KEY (run, step)
+) STRICT`);
+  const begin = db.prepare("BEGIN IMMEDIATE");
+  const insert = db.prepare("INSERT INTO step (run, step, event, output) VALUES (?, ?, ?, ?)");
+  const commit = db.prepare("COMMIT");
+  const encoder = new TextEncoder();
+  return {
+    durability: "WAL, synchronous=NORMAL (set here)",
+    async step(run, step) {
+      const event = JSON.stringify({ kind: "step.completed", step, status: "success" });
+      begin.run();
+      insert.run(run, step, event, encoder.encode(output(run, step)));
+      commit.run();
+    },
+    async close() {
+      db.close();
+    },
+  };
+};
+
 const langGraph: RunnerFactory = async (file) => {
   const { SqliteSaver } = await import("@langchain/langgraph-checkpoint-sqlite");
   const { uuid6 } = await import("@langchain/langgraph-checkpoint");
@@ -254,6 +290,7 @@ const CONTENDERS: Readonly<Record<string, StepContender>> = {
     factory: runledger(() => libsqlDriver()),
   },
   "raw-replay": { label: "raw better-sqlite3, runledger's statements", factory: rawReplay },
+  "one-row-floor": { label: "raw better-sqlite3, one row per step", factory: oneRowFloor },
   langgraph: { label: "LangGraph SqliteSaver", factory: langGraph },
   mastra: { label: "Mastra LibSQLStore", factory: mastra, quadraticAbove: 1_000 },
 };
@@ -419,6 +456,7 @@ export const stepsSuite: Suite = {
         ...[...durability].map(([label, text]) => `durability ${label}: ${text}`),
         "step: runledger = lease.transact(tx => tx.workspace.apply({ put: { state/output.json: ~200 B } }, { event })) (one journal event); LangGraph = saver.put(checkpoint with the ~200 B output) + saver.putWrites([[output, ~200 B]]); Mastra = persistWorkflowSnapshot(snapshot whose context gains the step's result)",
         "raw replay: the scenario run once through adapter-node with every statement recorded (untimed), then each run's statements replayed through better-sqlite3 directly (prepared once, synchronous): the same rows with no core above SQLite; replayed at the end of each run, so its RSS samples mean nothing",
+        "one-row floor: better-sqlite3 writing the step's event and output as one row per BEGIN IMMEDIATE … COMMIT (prepared once, one file): the least any store giving each step its own transaction can write, so its 'vs LangGraph' is the ceiling of every implementation's on this machine",
         "runledger writes one file per run (size = all of them); LangGraph and Mastra one file per contender; runledger's timing includes creating each run (store.open with create) and releasing it",
         `each run in a process of its own (peak RSS is that run's); one discarded round, then the contenders interleaved over ${runs} runs; a contender whose step cost grows with the run (Mastra, above 1,000 steps per run) is timed once, without the discarded round`,
         ...failures,
