@@ -182,7 +182,7 @@ class LibsqlTransaction implements DriverTransaction {
   async commit(): Promise<void> {
     this.#checkOpen();
     try {
-      await this.#transaction.commit();
+      await withoutStackCapture(() => this.#transaction.commit());
       this.#finished = true;
     } catch (error) {
       throw this.#failure(error, "commit failed");
@@ -260,7 +260,7 @@ async function runStatement(
 ): Promise<QueryResult> {
   let result: ResultSet;
   try {
-    result = await execute();
+    result = await withoutStackCapture(execute);
   } catch (error) {
     throw await failure(error);
   }
@@ -290,4 +290,26 @@ function toQueryResult(result: ResultSet, exact: ExactRowid): QueryResult | Prom
     }));
   }
   return { rows, changes: result.rowsAffected, lastInsertRowid };
+}
+
+/**
+ * Runs a client call with V8's stack capture off for its synchronous part.
+ * @libsql/client tells a statement that returns rows from one that does not
+ * by switching the native statement to raw mode and catching the error that
+ * throws for the latter: one Error for every BEGIN, INSERT, UPDATE, DELETE
+ * and COMMIT, each of which V8 gives a stack trace, walking the caller's
+ * await chain — core's, deeper than a plain loop's. A local statement runs
+ * synchronously inside the call (only its promise settles later), so that
+ * is where the capture is off. A real failure loses nothing it needs: it
+ * reaches the caller as a RunledgerError made (with its stack) where the
+ * call is awaited, the client's error as its cause.
+ */
+function withoutStackCapture<T>(call: () => T): T {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return call();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
 }
