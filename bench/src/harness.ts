@@ -102,18 +102,33 @@ export function pairedRatio(a: Sample, b: Sample): number {
 export async function interleave(
   context: SuiteContext,
   contenders: readonly Contender[],
-  options: { readonly warmup?: boolean; readonly runs?: number } = {},
+  options: {
+    readonly warmup?: boolean;
+    readonly runs?: number;
+    /**
+     * Collect garbage before each run (default). Off for work measured in
+     * its steady state: a forced full collection also throws away what V8's
+     * compiler learned, and a path of much JavaScript then runs cold again
+     * in every round while a path of little barely notices.
+     */
+    readonly collect?: boolean;
+    /** Untimed runs of each contender before the timed ones (default 1; 0 with `warmup: false`). */
+    readonly warmupRuns?: number;
+  } = {},
 ): Promise<Sample[]> {
   const once = async (contender: Contender): Promise<number> => {
     const file = context.freshFile();
-    collectGarbage();
+    if (options.collect ?? true) collectGarbage();
     try {
       return rate(await contender.run(file));
     } finally {
       await removeDatabase(file);
     }
   };
-  if (options.warmup ?? true) for (const contender of contenders) await once(contender);
+  const warmups = (options.warmup ?? true) ? (options.warmupRuns ?? 1) : 0;
+  for (let round = 0; round < warmups; round++) {
+    for (const contender of contenders) await once(contender);
+  }
   const rates = contenders.map(() => [] as number[]);
   const runs = options.runs ?? context.runs;
   for (let run = 0; run < runs; run++) {
