@@ -56,6 +56,27 @@ VALUES (?, ?, NULL, ?, ?, ?)`;
 const CURRENT_ROOT = "SELECT root_id FROM workspace_current WHERE singleton = 1";
 const SCHEMA_ROWS = "SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY rowid";
 
+/**
+ * @libsql/client frees a statement, and really closes a connection (SQLite's
+ * close, with its WAL checkpoint), only in a Node-API finalizer that runs when
+ * the event loop turns (see adapter-libsql's finalizers.ts). A timed loop that
+ * only awaits promises never lets it turn, so it would leave that work, and
+ * the memory, until after its timing. So the raw libsql sides let the event
+ * loop turn as often as adapter-libsql does: once per 256 statements it
+ * counts — an open counts three (recognition, singleton rows, the close), an
+ * append one.
+ */
+function turnEvery(calls: number): () => Promise<void> | undefined {
+  let count = 0;
+  return () => {
+    if (++count % calls !== 0) return undefined;
+    return new Promise<void>((resolve) => setImmediate(resolve));
+  };
+}
+
+const ADAPTER_LIBSQL_STATEMENTS_PER_TURN = 256;
+const libsqlOpenTurn = turnEvery(Math.round(ADAPTER_LIBSQL_STATEMENTS_PER_TURN / 3));
+
 /** What the raw side of the append figures does, per driver. */
 interface RawJournal {
   /** One INSERT of the next journal row per BEGIN IMMEDIATE … COMMIT. */
@@ -125,6 +146,7 @@ const ADAPTERS: readonly Adapter[] = [
       await client.execute("PRAGMA user_version");
       await client.execute(SCHEMA_ROWS);
       client.close();
+      await libsqlOpenTurn();
     },
     async rawJournal(file) {
       const client = createClient({ url: pathToFileURL(file).href, intMode: "bigint" });
@@ -132,6 +154,7 @@ const ADAPTERS: readonly Adapter[] = [
       await client.execute("PRAGMA synchronous = NORMAL");
       await client.execute("PRAGMA foreign_keys = ON");
       const root = (await client.execute(CURRENT_ROOT)).rows[0]?.[0] as ArrayBuffer;
+      const turn = turnEvery(ADAPTER_LIBSQL_STATEMENTS_PER_TURN);
       const args = (seq: number) => [
         seq,
         timeOrderedId(),
@@ -145,12 +168,14 @@ const ADAPTERS: readonly Adapter[] = [
             const tx = await client.transaction("write");
             await tx.execute({ sql: INSERT_EVENT, args: args(seq) });
             await tx.commit();
+            await turn();
           }
         },
         async oneTransaction(from, count) {
           const tx = await client.transaction("write");
           for (let seq = from; seq < from + count; seq++) {
             await tx.execute({ sql: INSERT_EVENT, args: args(seq) });
+            await turn();
           }
           await tx.commit();
         },
