@@ -298,9 +298,12 @@ function toQueryResult(result: ResultSet, exact: ExactRowid): QueryResult | Prom
  * by switching the native statement to raw mode and catching the error that
  * throws for the latter: one Error for every BEGIN, INSERT, UPDATE, DELETE
  * and COMMIT, each of which V8 gives a stack trace, walking the caller's
- * await chain — core's, deeper than a plain loop's. A local statement runs
- * synchronously inside the call (only its promise settles later), so that
- * is where the capture is off. A real failure loses nothing it needs: it
+ * await chain — core's, deeper than a plain loop's. Inside a transaction a
+ * local statement, and the commit, run synchronously inside the call (only
+ * the promise settles later), so that is where the capture is off; outside
+ * one the client first waits for a pooled connection and the capture is
+ * back on by the time the statement runs (there it changes nothing, and
+ * costs nothing). A real failure loses nothing it needs: it
  * reaches the caller as a RunledgerError made (with its stack) where the
  * call is awaited, the client's error as its cause.
  */
