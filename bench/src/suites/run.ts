@@ -75,7 +75,8 @@ function turnEvery(calls: number): () => Promise<void> | undefined {
 }
 
 const ADAPTER_LIBSQL_STATEMENTS_PER_TURN = 256;
-const libsqlOpenTurn = turnEvery(Math.round(ADAPTER_LIBSQL_STATEMENTS_PER_TURN / 3));
+const LIBSQL_OPENS_PER_TURN = Math.round(ADAPTER_LIBSQL_STATEMENTS_PER_TURN / 3);
+const libsqlOpenTurn = turnEvery(LIBSQL_OPENS_PER_TURN);
 
 /** What the raw side of the append figures does, per driver. */
 interface RawJournal {
@@ -451,7 +452,8 @@ export const runSuite: Suite = {
         `large run: ${files} workspace files of 1 MiB random bytes (10 per apply) + ${events.toLocaleString("en-US")} journal events (10,000 per transaction), ${formatMib(big.bytes)} MiB on disk, built with adapter-node in ${(big.buildMs / 1000).toFixed(1)} s`,
         "open: raw = open the file, PRAGMA application_id, PRAGMA user_version, SELECT … FROM sqlite_schema, close; RunStore = store.open(file) (canonical path, foreign keys, recognition in one statement, singleton rows, durability; WAL already on) + release (closes the connection)",
         "append: both sides write the same journal row into the same v1 run file (constraints, FK to workspace_root, event ids from core's default generator, time-ordered UUIDs); raw computes the sequence in JS and reads the current root once; runledger's append binds the sequence after the last one its lease saw and that event's root (the gap-free trigger refuses a stale guess, and the append then names both in the statement)",
-        `each run: fresh file where it writes; one discarded round, then the two interleaved over ${context.runs} runs`,
+        `each run: fresh file where it writes; untimed rounds first (opens: ${context.quick ? 1 : 8}, appends: 1), then raw and runledger back to back in each timed round (opens: ${context.quick ? context.runs : 15}, appends: ${context.quick ? context.runs : 11}); no forced collection between rounds; each ratio is the median of the rounds' paired ratios`,
+        `the raw libsql sides let the event loop turn as often as adapter-libsql does (once per ${LIBSQL_OPENS_PER_TURN} opens, per ${ADAPTER_LIBSQL_STATEMENTS_PER_TURN} appended rows), so their statements are freed and their connections really closed inside the timing, as the adapter's are`,
       ],
       tables,
       data: { big, open, append },
