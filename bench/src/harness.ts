@@ -94,16 +94,15 @@ export function pairedRatio(a: Sample, b: Sample): number {
 
 /**
  * Runs every contender once untimed (JIT, native module and page cache warm
- * up; `warmup: false` skips that, e.g. when every run is a fresh process),
+ * up; `warmupRuns: 0` skips that, e.g. when every run is a fresh process),
  * then `runs` times interleaved (A B, B A, A B, …) so that drift in the
  * machine's load falls on all of them alike. Each run gets a fresh file,
- * deleted afterwards, and a garbage collection first.
+ * deleted afterwards, and (unless `collect: false`) a garbage collection first.
  */
 export async function interleave(
   context: SuiteContext,
   contenders: readonly Contender[],
   options: {
-    readonly warmup?: boolean;
     readonly runs?: number;
     /**
      * Collect garbage before each run (default). Off for work measured in
@@ -112,7 +111,7 @@ export async function interleave(
      * in every round while a path of little barely notices.
      */
     readonly collect?: boolean;
-    /** Untimed runs of each contender before the timed ones (default 1; 0 with `warmup: false`). */
+    /** Untimed runs of each contender before the timed ones (default 1). */
     readonly warmupRuns?: number;
   } = {},
 ): Promise<Sample[]> {
@@ -125,8 +124,7 @@ export async function interleave(
       await removeDatabase(file);
     }
   };
-  const warmups = (options.warmup ?? true) ? (options.warmupRuns ?? 1) : 0;
-  for (let round = 0; round < warmups; round++) {
+  for (let round = 0; round < (options.warmupRuns ?? 1); round++) {
     for (const contender of contenders) await once(contender);
   }
   const rates = contenders.map(() => [] as number[]);

@@ -406,7 +406,7 @@ export const stepsSuite: Suite = {
         ...(await interleave(
           { ...context, runs: 1 },
           contenders.filter((contender) => once.has(contender.label)),
-          { warmup: false },
+          { warmupRuns: 0 },
         )),
       ];
       const byLabel = new Map(samples.map((sample) => [sample.label, sample]));
