@@ -66,6 +66,14 @@ export interface ConnectionSettings {
 }
 
 export interface DriverConnection extends Executor {
+  /**
+   * True for a connection to a database server (a libSQL server, sqld) rather
+   * than a local file. Such a server refuses every PRAGMA that carries a value:
+   * core then writes no `application_id` (a run's identity is its schema and
+   * identity row, see docs/file-format.md) and switches no `query_only`.
+   * Absent or false: a local database.
+   */
+  readonly remote?: boolean;
   /** Runs several statements with no parameters (DDL). */
   executeScript(sql: string): Promise<void>;
   /** Starts a transaction. Only core calls this, and only from its transaction owner. */
