@@ -123,7 +123,7 @@ async function writeChunkList(
   keys: readonly Uint8Array[],
 ): Promise<void> {
   const list = new Uint8Array(keys.length * 32);
-  keys.forEach((key, i) => list.set(key, i * 32));
+  for (const [i, key] of keys.entries()) list.set(key, i * 32);
   await executor.execute(
     "INSERT INTO workspace_object (id, kind, size, data) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
     [digest, CHUNK_LIST, size, list],
