@@ -164,10 +164,11 @@ async function storeStream(
     }
   }
   const rest = chunker.rest();
-  if (keys.length === 0) {
-    // Everything fits one piece: the first held piece, or what is left.
+  if (keys.length === 0 && (held === undefined || rest === undefined)) {
+    // Everything fits one piece: the one held, or what is left.
     return small((held ?? rest ?? new Uint8Array(0)).slice(), hash, rows);
   }
+  if (held !== undefined) await write(held);
   if (rest !== undefined) await write(rest);
   const digest = keys.at(-1)!;
   await writeChunkList(executor, digest, size, keys);

@@ -122,7 +122,8 @@ export function encodeNode(
   return { id: hash.sha256(bytes), level, items, bytes };
 }
 
-const decoder = new TextDecoder("utf-8", { fatal: true });
+// ignoreBOM keeps a name that starts with U+FEFF as it is (by default the decoder drops it).
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** Reads a node's bytes; undefined when they are not a well-formed node. */
 export function decodeNode(id: Uint8Array, bytes: Uint8Array): DirectoryNode | undefined {

@@ -1,5 +1,5 @@
 import type { Executor } from "../port/driver.js";
-import { RunledgerError } from "../port/errors.js";
+import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import { toHex } from "../port/hash.js";
 import { type Head, JournalWriter, journalText, type RootHint, readHead } from "../run/journal.js";
 import type { JsonObject } from "../run/json.js";
@@ -47,6 +47,8 @@ export interface HistoryEntry {
 }
 
 const CURRENT = "SELECT root_id FROM workspace_current";
+/** What building on a stale guess can fail with: its nodes gone, or paths that differ from the current root's. */
+const STALE_GUESS = new Set(["corrupt", "path_not_found", "path_conflict"]);
 const HISTORY =
   "SELECT sequence, event_id, root_id FROM journal WHERE sequence > ? ORDER BY sequence LIMIT ?";
 const PINS = "SELECT name, root_id FROM workspace_pin ORDER BY name";
@@ -264,28 +266,51 @@ export class WorkspaceWriter extends WorkspaceReader {
       }
       const plan = planEdits(stored, deletes);
       const journal = new JournalWriter(tx, this.#context, this.#hint);
-      // From the lease's guess of the current root; when it is stale (nothing
-      // is written then), from the current root read under the write lock.
-      let base: Head = journal.guess() ?? (await readHead(tx));
-      for (let attempt = 0; ; attempt++) {
+      const build = async (base: Head) => {
         const loader = new NodeLoader(tx, this.workspace.nodes);
         const top = (await applyPlan(loader, hash, await loader.load(base.root), plan, []))!;
-        const published = await journal.publish(event, base, top.id);
-        if (published !== undefined) {
-          const built = builtBelow(loader, top);
-          await insertObjects(tx, [...files, ...nodeRows(built)]);
-          for (const node of built) this.workspace.nodes.set(idKey(node.id), node);
-          return { rootId: published.rootId, sequence: published.sequence };
+        return { loader, top };
+      };
+      // From the lease's guess of the current root, when it has one. A guess
+      // is never trusted: when it is stale, building on it may fail (its nodes
+      // gone) or publishing refuses it (nothing is written); either way the
+      // apply starts again from the current root read under the write lock.
+      const guess = journal.guess();
+      if (guess !== undefined) {
+        const built = await build(guess).catch((error: unknown) => {
+          if (isRunledgerError(error) && STALE_GUESS.has(error.code)) return undefined;
+          throw error;
+        });
+        const published = built && (await journal.publish(event, guess, built.top.id));
+        if (built !== undefined && published !== undefined) {
+          return this.#store(tx, files, built.loader, built.top, published);
         }
-        if (attempt > 0) {
-          throw new RunledgerError(
-            "corrupt",
-            "the journal refused a new root computed under the write lock; run verify",
-          );
-        }
-        base = await readHead(tx);
       }
+      const head = await readHead(tx);
+      const built = await build(head);
+      const published = await journal.publish(event, head, built.top.id);
+      if (published === undefined) {
+        throw new RunledgerError(
+          "corrupt",
+          "the journal refused a new root computed under the write lock; run verify",
+        );
+      }
+      return this.#store(tx, files, built.loader, built.top, published);
     });
+  }
+
+  /** Writes the apply's new objects — its files' and the nodes its root reaches — and keeps those nodes. */
+  async #store(
+    tx: WriteScope,
+    files: ObjectRow[],
+    loader: NodeLoader,
+    top: DirectoryNode,
+    published: { rootId: string; sequence: number },
+  ): Promise<ApplyResult> {
+    const built = builtBelow(loader, top);
+    await insertObjects(tx, [...files, ...nodeRows(built)]);
+    for (const node of built) this.workspace.nodes.set(idKey(node.id), node);
+    return { rootId: published.rootId, sequence: published.sequence };
   }
 
   /** Keeps a root (default: the current one) from garbage collection under a name. */
