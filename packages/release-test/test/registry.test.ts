@@ -193,7 +193,7 @@ describe("the packages from a registry", () => {
           "  const again = await reader.open(file);",
           "  const text = new TextDecoder().decode(await again.read((r) => r.workspace.read('a.txt')));",
           "  const events = await again.read((r) => r.journal.list());",
-          "  console.log(`${file} ${text} ${events.map((e) => e.record.kind).join(',')}`);",
+          "  console.log([file, text, events.map((e) => e.record.kind).join(',')].join(' '));",
           "  await again.release();",
           "  await reader.close();",
           "}",
