@@ -676,10 +676,25 @@ const SCENARIOS = (quick: boolean): Scenario[] =>
         { workload: "fixed", runs: 1, steps: 5_000 },
         { workload: "fixed", runs: 100, steps: 50 },
         { workload: "growing", runs: 1, steps: 5_000 },
-        { workload: "history", runs: 1, steps: 1_000 },
+        { workload: "history", runs: 1, steps: 300 },
       ];
 
 const DIRECTORY_SIZES = [100, 1_000, 10_000, 100_000];
+
+const PARTS = ["fixed", "growing", "history", "curve", "counts"] as const;
+
+/**
+ * Which parts of the suite run: BENCH_STEPS=growing,curve (a comma-separated
+ * subset of PARTS) runs only those; unset, all of them.
+ */
+function stepsParts(): Set<string> {
+  const chosen = process.env.BENCH_STEPS?.split(",").map((part) => part.trim()) ?? [...PARTS];
+  const unknown = chosen.filter((part) => !(PARTS as readonly string[]).includes(part));
+  if (unknown.length > 0) {
+    throw new Error(`BENCH_STEPS: unknown part ${unknown.join(", ")}; parts: ${PARTS.join(", ")}`);
+  }
+  return new Set(chosen);
+}
 
 const WORKLOAD_TITLES: Record<Workload, string> = {
   fixed: "fixed state (event + ~200 B file)",
@@ -712,7 +727,11 @@ export const stepsSuite: Suite = {
         failures.push(`NOT RUN ${contender.label}: ${(error as Error).message}`);
       }
     }
-    for (const scenario of SCENARIOS(context.quick)) {
+    const parts = stepsParts();
+    const curveSteps = context.quick ? 100 : 500;
+    const oneSteps: string[] = [];
+    const countSteps = context.quick ? 1_000 : 5_000;
+    for (const scenario of SCENARIOS(context.quick).filter((s) => parts.has(s.workload))) {
       const inScenario = usable.filter(([, contender]) =>
         contender.workloads.includes(scenario.workload),
       );
@@ -797,122 +816,121 @@ export const stepsSuite: Suite = {
       });
     }
 
-    // The directory curve: each (adapter, n) a process of its own, interleaved.
-    const curveSteps = context.quick ? 100 : 500;
-    const curveSizes = context.quick ? DIRECTORY_SIZES.slice(0, 3) : DIRECTORY_SIZES;
-    const curveFigures = new Map<string, DirectoryFigures[]>();
-    const curveContenders = Object.entries(DIRECTORY_ADAPTERS).flatMap(([adapter, { label }]) =>
-      curveSizes.map((files) => ({
-        label: `${label}, n = ${files.toLocaleString("en-US")}`,
-        async run(file: string) {
-          const dir = `${file}-dir`;
-          try {
-            const result = await runChild<DirectoryFigures>(import.meta.url, [
-              "directory",
-              adapter,
-              String(files),
-              String(curveSteps),
-              dir,
-            ]);
-            const key = `${adapter} ${files}`;
-            curveFigures.set(key, [...(curveFigures.get(key) ?? []), result]);
-            return { ops: result.steps, ns: BigInt(Math.round(result.ms * 1e6)) };
-          } finally {
-            await rm(dir, { recursive: true, force: true });
-          }
-        },
-      })),
-    );
-    // Every run is a fresh process that fills its directory before timing: no untimed round.
-    const curve = await interleave({ ...context, runs }, curveContenders, { warmupRuns: 0 });
-    const curveRows: string[][] = [];
-    for (const [adapter, { label }] of Object.entries(DIRECTORY_ADAPTERS)) {
-      const first = curve.find((sample) => sample.label === `${label}, n = 100`);
-      for (const files of curveSizes) {
-        const sample = curve.find(
-          (s) => s.label === `${label}, n = ${files.toLocaleString("en-US")}`,
-        ) as Sample;
-        const runsOf = curveFigures.get(`${adapter} ${files}`) ?? [];
-        curveRows.push([
-          label,
-          files.toLocaleString("en-US"),
-          formatRate(sample.median),
-          `${(sample.median / (first?.median ?? Number.NaN)).toFixed(2)}×`,
-          `${(median(runsOf.map((f) => f.fillMs)) / 1000).toFixed(1)}`,
-          formatMib(runsOf.at(-1)?.bytesFilled ?? 0),
-          formatMib(runsOf.at(-1)?.bytes ?? 0),
-          `±${(spread(sample) * 100).toFixed(1)}%`,
-        ]);
-        cases.push({ directory: { adapter, files, steps: curveSteps }, sample, runs: runsOf });
-      }
-    }
-    tables.push({
-      title: `the directory curve: ${curveSteps} steps each adding one new ~200 B file (with its event) to a directory already holding n files (steps/s; fill in s, sizes in MiB)`,
-      headers: [
-        "adapter",
-        "n",
-        "steps/s",
-        "vs n = 100",
-        "fill (untimed)",
-        "size filled",
-        "size after",
-        "spread",
-      ],
-      rows: curveRows,
-    });
-
-    // Statements and WAL frames per step.
-    const countSteps = context.quick ? 1_000 : 5_000;
-    const countRows: string[][] = [];
-    const oneSteps: string[] = [];
-    for (const workload of ["fixed", "growing"] as const) {
-      for (const name of ["runledger", "langgraph"]) {
-        if (name === "langgraph" && !usable.some(([n]) => n === "langgraph")) continue;
-        const path = `${context.freshFile()}-count`;
-        try {
-          const counted = await runChild<CountFigures>(import.meta.url, [
-            "count",
-            name,
-            workload,
-            String(countSteps),
-            path,
+    if (parts.has("curve")) {
+      // The directory curve: each (adapter, n) a process of its own, interleaved.
+      const curveSizes = context.quick ? DIRECTORY_SIZES.slice(0, 3) : DIRECTORY_SIZES;
+      const curveFigures = new Map<string, DirectoryFigures[]>();
+      const curveContenders = Object.entries(DIRECTORY_ADAPTERS).flatMap(([adapter, { label }]) =>
+        curveSizes.map((files) => ({
+          label: `${label}, n = ${files.toLocaleString("en-US")}`,
+          async run(file: string) {
+            const dir = `${file}-dir`;
+            try {
+              const result = await runChild<DirectoryFigures>(import.meta.url, [
+                "directory",
+                adapter,
+                String(files),
+                String(curveSteps),
+                dir,
+              ]);
+              const key = `${adapter} ${files}`;
+              curveFigures.set(key, [...(curveFigures.get(key) ?? []), result]);
+              return { ops: result.steps, ns: BigInt(Math.round(result.ms * 1e6)) };
+            } finally {
+              await rm(dir, { recursive: true, force: true });
+            }
+          },
+        })),
+      );
+      // Every run is a fresh process that fills its directory before timing: no untimed round.
+      const curve = await interleave({ ...context, runs }, curveContenders, { warmupRuns: 0 });
+      const curveRows: string[][] = [];
+      for (const [adapter, { label }] of Object.entries(DIRECTORY_ADAPTERS)) {
+        const first = curve.find((sample) => sample.label === `${label}, n = 100`);
+        for (const files of curveSizes) {
+          const sample = curve.find(
+            (s) => s.label === `${label}, n = ${files.toLocaleString("en-US")}`,
+          ) as Sample;
+          const runsOf = curveFigures.get(`${adapter} ${files}`) ?? [];
+          curveRows.push([
+            label,
+            files.toLocaleString("en-US"),
+            formatRate(sample.median),
+            `${(sample.median / (first?.median ?? Number.NaN)).toFixed(2)}×`,
+            `${(median(runsOf.map((f) => f.fillMs)) / 1000).toFixed(1)}`,
+            formatMib(runsOf.at(-1)?.bytesFilled ?? 0),
+            formatMib(runsOf.at(-1)?.bytes ?? 0),
+            `±${(spread(sample) * 100).toFixed(1)}%`,
           ]);
-          countRows.push([
-            name === "runledger"
-              ? "runledger (adapter-node's statements)"
-              : "LangGraph SqliteSaver",
-            workload,
-            counted.portCalls === undefined ? "" : counted.portCalls.toFixed(2),
-            counted.statements.toFixed(2),
-            counted.frames.toFixed(2),
-            String(counted.pageSize),
-            Object.entries(counted.byObject)
-              .map(([object, frames]) => `${object} ${frames}`)
-              .join(", "),
-          ]);
-          if (workload === "fixed") {
-            oneSteps.push(`one ${workload} step, ${name}: ${counted.oneStep.join(" | ")}`);
-          }
-          cases.push({ count: counted });
-        } finally {
-          await rm(path, { recursive: true, force: true });
+          cases.push({ directory: { adapter, files, steps: curveSteps }, sample, runs: runsOf });
         }
       }
+      tables.push({
+        title: `the directory curve: ${curveSteps} steps each adding one new ~200 B file (with its event) to a directory already holding n files (steps/s; fill in s, sizes in MiB)`,
+        headers: [
+          "adapter",
+          "n",
+          "steps/s",
+          "vs n = 100",
+          "fill (untimed)",
+          "size filled",
+          "size after",
+          "spread",
+        ],
+        rows: curveRows,
+      });
     }
-    tables.push({
-      title: `statements and WAL frames per step, over ${countSteps.toLocaleString("en-US")} steps of one run (creating the run excluded; automatic checkpoints off)`,
-      headers: [
-        "contender",
-        "workload",
-        "port calls",
-        "statements",
-        "WAL frames",
-        "page size",
-        "frames by table/index",
-      ],
-      rows: countRows,
-    });
-
+    if (parts.has("counts")) {
+      // Statements and WAL frames per step.
+      const countRows: string[][] = [];
+      for (const workload of ["fixed", "growing"] as const) {
+        for (const name of ["runledger", "langgraph"]) {
+          if (name === "langgraph" && !usable.some(([n]) => n === "langgraph")) continue;
+          const path = `${context.freshFile()}-count`;
+          try {
+            const counted = await runChild<CountFigures>(import.meta.url, [
+              "count",
+              name,
+              workload,
+              String(countSteps),
+              path,
+            ]);
+            countRows.push([
+              name === "runledger"
+                ? "runledger (adapter-node's statements)"
+                : "LangGraph SqliteSaver",
+              workload,
+              counted.portCalls === undefined ? "" : counted.portCalls.toFixed(2),
+              counted.statements.toFixed(2),
+              counted.frames.toFixed(2),
+              String(counted.pageSize),
+              Object.entries(counted.byObject)
+                .map(([object, frames]) => `${object} ${frames}`)
+                .join(", "),
+            ]);
+            if (workload === "fixed") {
+              oneSteps.push(`one ${workload} step, ${name}: ${counted.oneStep.join(" | ")}`);
+            }
+            cases.push({ count: counted });
+          } finally {
+            await rm(path, { recursive: true, force: true });
+          }
+        }
+      }
+      tables.push({
+        title: `statements and WAL frames per step, over ${countSteps.toLocaleString("en-US")} steps of one run (creating the run excluded; automatic checkpoints off)`,
+        headers: [
+          "contender",
+          "workload",
+          "port calls",
+          "statements",
+          "WAL frames",
+          "page size",
+          "frames by table/index",
+        ],
+        rows: countRows,
+      });
+    }
     return {
       notes: [
         ...[...durability].map(([label, text]) => `durability ${label}: ${text}`),
