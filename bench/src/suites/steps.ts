@@ -73,6 +73,12 @@ interface StepFigures {
   readonly runs: number;
   readonly steps: number;
   readonly ms: number;
+  /**
+   * CPU time this process spent over the same span (user + system). On a
+   * machine shared with other work, wall time includes waiting for a core;
+   * this does not (work in other threads, e.g. libSQL's, is counted too).
+   */
+  readonly cpuMs: number;
   /** Every database file the contender wrote, after close (file + WAL). */
   readonly bytes: number;
   /** RSS once the store is set up, after a collection, before the first step. */
@@ -430,6 +436,7 @@ async function child(name: string, scenario: Scenario, path: string): Promise<St
   const rssBaseline = rss.sample();
   const rssSamples: number[] = [];
   let done = 0;
+  const cpu = process.cpuUsage();
   const started = performance.now();
   for (let run = 0; run < scenario.runs; run++) {
     await runner.startRun?.(run);
@@ -441,18 +448,30 @@ async function child(name: string, scenario: Scenario, path: string): Promise<St
   }
   await runner.close();
   const ms = performance.now() - started;
+  const cpuMs = cpuSince(cpu);
   const rssPeak = rss.stop();
   return {
     contender: name,
     runs: scenario.runs,
     steps: done,
     ms,
+    cpuMs,
     bytes: await pathSize(path),
     rssBaseline,
     rssPeak,
     rssSamples,
     durability: runner.durability,
   };
+}
+
+/** The median over runs of this process's CPU time per step, in µs (see StepFigures.cpuMs). */
+function cpuPerStep(runs: readonly { cpuMs: number; steps: number }[]): string {
+  return formatRate(median(runs.map((run) => (run.cpuMs * 1000) / run.steps)));
+}
+
+function cpuSince(start: NodeJS.CpuUsage): number {
+  const { user, system } = process.cpuUsage(start);
+  return (user + system) / 1000;
 }
 
 /** A database file, or a directory of them. */
@@ -480,6 +499,8 @@ interface DirectoryFigures {
   readonly files: number;
   readonly steps: number;
   readonly ms: number;
+  /** CPU time over the timed steps (see StepFigures.cpuMs). */
+  readonly cpuMs: number;
   /** How long filling the directory took (untimed for steps/s). */
   readonly fillMs: number;
   /** The file after the fill, and after the timed steps (file + WAL, after close). */
@@ -524,6 +545,7 @@ async function directoryChild(
   const bytesFilled = await databaseSize(file);
   lease = await store.open(file);
   collectGarbage();
+  const cpu = process.cpuUsage();
   const started = performance.now();
   for (let step = 0; step < steps; step++) {
     const bytes = encoder.encode(output(1, step));
@@ -535,9 +557,10 @@ async function directoryChild(
     );
   }
   const ms = performance.now() - started;
+  const cpuMs = cpuSince(cpu);
   await lease.release();
   await store.close();
-  return { files, steps, ms, fillMs, bytesFilled, bytes: await databaseSize(file) };
+  return { files, steps, ms, cpuMs, fillMs, bytesFilled, bytes: await databaseSize(file) };
 }
 
 // ---------------------------------------------------------------------------
@@ -788,6 +811,7 @@ export const stepsSuite: Suite = {
         const row = [
           label,
           formatRate(sample.median),
+          cpuPerStep(runsOf),
           `${(sample.median / langGraphRate).toFixed(2)}×`,
           ...(scenario.workload === "fixed" ? [`${(sample.median / rawRate).toFixed(2)}×`] : []),
           formatMib(last.bytes),
@@ -804,6 +828,7 @@ export const stepsSuite: Suite = {
         headers: [
           "contender",
           "steps/s",
+          "CPU µs/step",
           "vs LangGraph",
           ...(scenario.workload === "fixed" ? ["vs raw replay"] : []),
           "file size",
@@ -856,6 +881,7 @@ export const stepsSuite: Suite = {
             label,
             files.toLocaleString("en-US"),
             formatRate(sample.median),
+            cpuPerStep(runsOf),
             `${(sample.median / (first?.median ?? Number.NaN)).toFixed(2)}×`,
             `${(median(runsOf.map((f) => f.fillMs)) / 1000).toFixed(1)}`,
             formatMib(runsOf.at(-1)?.bytesFilled ?? 0),
@@ -871,6 +897,7 @@ export const stepsSuite: Suite = {
           "adapter",
           "n",
           "steps/s",
+          "CPU µs/step",
           "vs n = 100",
           "fill (untimed)",
           "size filled",
@@ -943,6 +970,7 @@ export const stepsSuite: Suite = {
         `each run in a process of its own (peak RSS is that run's); one discarded round, then the contenders interleaved over ${runs} runs; a scenario whose step cost grows with the run for that contender (LangGraph growing above 1,000 steps, Mastra above 1,000) is timed once, without the discarded round`,
         `directory curve: each run a fresh process that creates a run, fills out/ with n ~200 B files in applies of ${FILL_BATCH.toLocaleString("en-US")} puts (untimed), reopens it, then times ${curveSteps} steps each adding out/f-<n+i>.json with its event; interleaved over ${runs} runs, no discarded round`,
         "counts: runledger's port calls are what reached the driver (a script counts once); its statements and frames come from replaying the recording on a fresh file with wal_autocheckpoint = 0 (statements traced by better-sqlite3, frames = WAL growth / (24 + page size)); LangGraph runs on its own handle with wal_autocheckpoint = 0, every statement traced",
+        "CPU µs/step: the child process's own CPU time (user + system, every thread) over the timed span, per step, median over the runs; unlike steps/s it leaves out time spent waiting for a core on a shared machine (it does include SQLite's work, which runs in-process)",
         ...oneSteps,
         ...failures,
       ],
