@@ -9,6 +9,8 @@
  * parameters), so the difference in time is what core's code costs on top of
  * SQLite doing the same reads and writes.
  */
+
+import { readFileSync, statSync } from "node:fs";
 import type {
   BeginMode,
   ConnectionSettings,
@@ -34,6 +36,9 @@ export function recordingDriver(inner: Driver, recording: Recording): Driver {
   return {
     name: `${inner.name} (recorded)`,
     ...(inner.asyncContext === undefined ? {} : { asyncContext: inner.asyncContext }),
+    // The native hash too: without it core would hash in JavaScript and the
+    // recorded run would not be the run being measured.
+    ...(inner.hash === undefined ? {} : { hash: inner.hash }),
     canonicalize: (location) => inner.canonicalize(location),
     async open(location, options) {
       const calls: Recorded[] = [];
@@ -93,25 +98,125 @@ const BEGIN: Record<BeginMode, string> = {
  * prepared once, and reads are run to completion.
  */
 export function replay(file: string, calls: readonly Recorded[]): void {
-  const db = new Database(file);
+  const db = openReplay(file);
   try {
-    db.defaultSafeIntegers(true);
-    db.pragma("foreign_keys = ON");
-    const statements = new Map<string, Database.Statement>();
-    for (const call of calls) {
-      if (call.kind === "script") {
-        db.exec(call.sql);
-        continue;
-      }
-      let statement = statements.get(call.sql);
-      if (statement === undefined) {
-        statement = db.prepare(call.sql);
-        statements.set(call.sql, statement);
-      }
-      if (statement.reader) statement.all(...call.params);
-      else statement.run(...call.params);
-    }
+    const run = replayer(db);
+    for (const call of calls) run(call);
   } finally {
     db.close();
   }
+}
+
+/** What the calls `[from, to)` of a recording wrote to the WAL. */
+export interface WalCount {
+  /** WAL frames appended by those calls: one per page written by each commit. */
+  readonly frames: number;
+  /** Statements SQLite ran for them (better-sqlite3's trace; a script's statements each count). */
+  readonly statements: number;
+  readonly pageSize: number;
+  /** Frames per table or index (dbstat's names; "free" for a page no object holds). */
+  readonly byObject: Readonly<Record<string, number>>;
+}
+
+/**
+ * Replays a recording on a fresh `file` with automatic checkpoints off, so the
+ * WAL only grows: every page a commit writes is one frame of 24 + page_size
+ * bytes after the 32-byte WAL header. The WAL's size before call `from` and
+ * after call `to` gives the frames those calls wrote, exactly.
+ */
+export function countWal(
+  file: string,
+  calls: readonly Recorded[],
+  from: number,
+  to: number,
+): WalCount {
+  let traced = 0;
+  const db = openReplay(file, () => traced++);
+  try {
+    db.pragma("wal_autocheckpoint = 0");
+    const run = replayer(db);
+    for (const call of calls.slice(0, from)) run(call);
+    const pageSize = Number(db.pragma("page_size", { simple: true }));
+    const before = walSize(file);
+    traced = 0;
+    for (const call of calls.slice(from, to)) run(call);
+    const statements = traced;
+    const frames = framesBetween(before, walSize(file), pageSize);
+    const byObject = framesByObject(db, walPages(file, before, pageSize));
+    return { frames, statements, pageSize, byObject };
+  } finally {
+    db.close();
+  }
+}
+
+/** Frames appended to a WAL that grew from `before` to `after` bytes (0 = no WAL yet). */
+export function framesBetween(before: number, after: number, pageSize: number): number {
+  const header = 32;
+  const frame = 24 + pageSize;
+  const start = before === 0 ? header : before;
+  const bytes = after - start;
+  if (bytes % frame !== 0)
+    throw new Error(`WAL grew by ${bytes} bytes, not whole frames of ${frame}`);
+  return bytes / frame;
+}
+
+/** The page number of every frame appended to a WAL after its first `before` bytes. */
+export function walPages(file: string, before: number, pageSize: number): number[] {
+  const wal = readFileSync(`${file}-wal`);
+  const pages: number[] = [];
+  for (let at = Math.max(before, 32); at + 24 + pageSize <= wal.length; at += 24 + pageSize) {
+    pages.push(wal.readUInt32BE(at));
+  }
+  return pages;
+}
+
+/** How many of `pages` belong to each table or index, by the database's current page map. */
+export function framesByObject(
+  db: Database.Database,
+  pages: readonly number[],
+): Record<string, number> {
+  const owner = new Map<number, string>();
+  const rows = db.prepare("SELECT name, pageno FROM dbstat").raw().all() as [
+    string,
+    number | bigint,
+  ][];
+  for (const [name, pageno] of rows) owner.set(Number(pageno), name);
+  const counts: Record<string, number> = {};
+  for (const page of pages) {
+    const name = owner.get(page) ?? "free";
+    counts[name] = (counts[name] ?? 0) + 1;
+  }
+  return counts;
+}
+
+export function walSize(file: string): number {
+  try {
+    return statSync(`${file}-wal`).size;
+  } catch {
+    return 0;
+  }
+}
+
+function openReplay(file: string, trace?: () => void): Database.Database {
+  const db = new Database(file, trace === undefined ? {} : { verbose: trace });
+  db.defaultSafeIntegers(true);
+  db.pragma("foreign_keys = ON");
+  return db;
+}
+
+function replayer(db: Database.Database): (call: Recorded) => void {
+  const statements = new Map<string, Database.Statement>();
+  return (call) => {
+    if (call.kind === "script") {
+      db.exec(call.sql);
+      return;
+    }
+    let statement = statements.get(call.sql);
+    if (statement === undefined) {
+      statement = db.prepare(call.sql);
+      statements.set(call.sql, statement);
+    }
+    if (statement.reader) statement.all(...call.params);
+    else statement.run(...call.params);
+  };
 }

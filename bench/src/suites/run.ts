@@ -9,7 +9,7 @@
  *    journal and blobs, built once per bench run.
  * 2. append per transaction — `lease.transact(tx => tx.journal.append(record))`
  *    against the raw driver inserting the same journal row (same v1 file, same
- *    constraints and foreign keys) in its own BEGIN IMMEDIATE … COMMIT.
+ *    constraints and trigger) in its own BEGIN IMMEDIATE … COMMIT.
  * 3. appends in one transaction — 10,000 `tx.journal.append` in one
  *    `lease.transact` against a raw prepared INSERT loop in one transaction.
  */
@@ -53,7 +53,7 @@ function record(seq: number): JsonObject {
 
 const INSERT_EVENT = `INSERT INTO journal (sequence, event_id, idempotency_key, record, root_id, written_at)
 VALUES (?, ?, NULL, ?, ?, ?)`;
-const CURRENT_ROOT = "SELECT root_id FROM workspace_current WHERE singleton = 1";
+const CURRENT_ROOT = "SELECT root_id FROM workspace_current";
 const SCHEMA_ROWS = "SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY rowid";
 
 /**
@@ -451,7 +451,7 @@ export const runSuite: Suite = {
         "durability: journal_mode=WAL, synchronous=NORMAL on every writing side (runledger's default; the raw sides set it; each append run checks WAL and the event count after)",
         `large run: ${files} workspace files of 1 MiB random bytes (10 per apply) + ${events.toLocaleString("en-US")} journal events (10,000 per transaction), ${formatMib(big.bytes)} MiB on disk, built with adapter-node in ${(big.buildMs / 1000).toFixed(1)} s`,
         "open: raw = open the file, PRAGMA application_id, PRAGMA user_version, SELECT … FROM sqlite_schema, close; RunStore = store.open(file) (canonical path, foreign keys, recognition in one statement, singleton rows, durability; WAL already on) + release (closes the connection)",
-        "append: both sides write the same journal row into the same v1 run file (constraints, FK to workspace_root, event ids from core's default generator, time-ordered UUIDs); raw computes the sequence in JS and reads the current root once; runledger's append binds the sequence after the last one its lease saw and that event's root (the gap-free trigger refuses a stale guess, and the append then names both in the statement)",
+        "append: both sides write the same journal row into the same v1 run file (constraints and the gap-free trigger; the current root from the view workspace_current; event ids from core's default generator, time-ordered UUIDs); raw computes the sequence in JS and reads the current root once; runledger's append binds the sequence after the last one its lease saw and that event's root (the gap-free trigger refuses a stale guess, and the append then names both in the statement)",
         `each run: fresh file where it writes; untimed rounds first (opens: ${context.quick ? 1 : 8}, appends: 1), then raw and runledger back to back in each timed round (opens: ${context.quick ? context.runs : 15}, appends: ${context.quick ? context.runs : 11}); no forced collection between rounds; each ratio is the median of the rounds' paired ratios`,
         `the raw libsql sides let the event loop turn as often as adapter-libsql does (once per ${LIBSQL_OPENS_PER_TURN} opens, per ${ADAPTER_LIBSQL_STATEMENTS_PER_TURN} appended rows), so their statements are freed and their connections really closed inside the timing, as the adapter's are`,
       ],

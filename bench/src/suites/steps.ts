@@ -1,24 +1,35 @@
 /**
- * Workflow steps (issue 5), side by side with two other libraries' durable
- * state, each in a process of its own per run (so peak RSS is that run's):
+ * Workflow steps (issues 5 and 13), side by side with two other libraries'
+ * durable state, each in a process of its own per run (so peak RSS is that
+ * run's). Four workloads:
  *
- * - runledger (adapter-node, adapter-libsql): one file per run; a step is
- *   one `lease.transact` holding one `tx.workspace.apply` that replaces the
- *   ~200-byte `state/output.json` with the step's output, with its journal
- *   event (one event per step); every earlier root stays in history. (A new
- *   file per step in one flat directory rewrites that directory's tree each
- *   step, which grows quadratically: see docs/benchmarks.md.)
- * - LangGraph `@langchain/langgraph-checkpoint-sqlite` SqliteSaver: a step is
- *   `put` (the new checkpoint, holding the ~200-byte step output as channel
- *   value) + `putWrites` (the step's task write), as LangGraph's loop does.
- * - Mastra `@mastra/libsql` LibSQLStore: a step is `persistWorkflowSnapshot`
- *   of the run snapshot, whose `context` gains the step's result, as Mastra's
- *   engine persists it after each step.
+ * - fixed state: a step is one journal event plus one ~200-byte piece of
+ *   state. runledger replaces `state/output.json` in one `lease.transact`
+ *   holding one `tx.workspace.apply` with the event; LangGraph SqliteSaver
+ *   does `put` (the checkpoint, the output as channel value) + `putWrites`,
+ *   as its loop does; Mastra LibSQLStore `persistWorkflowSnapshot`s the run
+ *   snapshot whose `context` gains the step's result, as its engine does.
+ *   The raw replay of runledger's own statements and the one-row floor bound
+ *   the table from below.
+ * - growing state: each step adds a ~300-byte message — runledger as a new
+ *   file `messages/m-NNNNNN.json` in one directory; LangGraph as one more
+ *   entry of its `messages` channel, whose whole list every checkpoint
+ *   persists (as an add_messages channel does).
+ * - history: one ~1.5 MB history file that gains a ~300-byte line every step
+ *   and is rewritten whole (runledger `history.jsonl`; LangGraph a channel
+ *   holding the same text).
+ * - the directory curve: steps/s adding one new file per step to a directory
+ *   already holding n files (set up untimed).
  *
- * Scenarios: 1 run × 5,000 steps and 100 runs × 50 steps. RSS is sampled
- * every 1,000 steps to show whether it stays flat as the steps grow.
+ * Plus counts per step — statements and WAL frames — for runledger (its
+ * recorded statements replayed on a fresh file with checkpoints off, see
+ * ../replay.ts) and LangGraph (its own handle, checkpoints off, every
+ * statement traced).
  *
- * This module is also the child process: `node steps.js <contender> <runs> <steps> <path>`.
+ * This module is also the child process:
+ *   `node steps.js <contender> <workload> <runs> <steps> <path>`,
+ *   `node steps.js directory <adapter> <files> <steps> <path>`,
+ *   `node steps.js count <contender> <workload> <steps> <path>`.
  */
 import { mkdir, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -34,6 +45,7 @@ import {
   formatRate,
   interleave,
   isChildEntry,
+  median,
   reportToParent,
   runChild,
   type Sample,
@@ -42,13 +54,31 @@ import {
   type Table,
   trackPeakRss,
 } from "../harness.js";
-import { type Recording, recordingDriver, replay } from "../replay.js";
+import {
+  countWal,
+  framesBetween,
+  framesByObject,
+  type Recording,
+  recordingDriver,
+  replay,
+  walPages,
+  walSize,
+} from "../replay.js";
+
+/** What each step writes: see the header. */
+type Workload = "fixed" | "growing" | "history";
 
 interface StepFigures {
   readonly contender: string;
   readonly runs: number;
   readonly steps: number;
   readonly ms: number;
+  /**
+   * CPU time this process spent over the same span (user + system). On a
+   * machine shared with other work, wall time includes waiting for a core;
+   * this does not (work in other threads, e.g. libSQL's, is counted too).
+   */
+  readonly cpuMs: number;
   /** Every database file the contender wrote, after close (file + WAL). */
   readonly bytes: number;
   /** RSS once the store is set up, after a collection, before the first step. */
@@ -60,6 +90,7 @@ interface StepFigures {
 }
 
 interface Scenario {
+  readonly workload: Workload;
   readonly runs: number;
   readonly steps: number;
 }
@@ -75,6 +106,28 @@ function output(run: number, step: number): string {
   });
 }
 
+/** One chat message of about 300 bytes (JSON), different for every step. */
+function message(run: number, step: number): { role: string; id: string; content: string } {
+  const words = `step ${step} of run ${run}: the agent read the tool result and wrote this reply. `;
+  return {
+    role: step % 2 === 0 ? "assistant" : "tool",
+    id: `msg-${run}-${step}`,
+    content: words.repeat(4).slice(0, 250),
+  };
+}
+
+/** `messages/m-000001.json`: the growing workload's new file for `step`. */
+function messagePath(step: number): string {
+  return `messages/m-${String(step + 1).padStart(6, "0")}.json`;
+}
+
+/** The history workload's starting text: 5,000 earlier messages, one JSON line each (~1.5 MB). */
+function historyBase(run: number): string {
+  const lines: string[] = [];
+  for (let step = -5_000; step < 0; step++) lines.push(JSON.stringify(message(run, step)));
+  return `${lines.join("\n")}\n`;
+}
+
 /** What one contender does: set up, run steps, close; the child times everything between setup and close. */
 interface StepRunner {
   readonly durability: string;
@@ -88,24 +141,45 @@ interface StepRunner {
 
 type RunnerFactory = (path: string, scenario: Scenario) => Promise<StepRunner>;
 
+type Lease = Awaited<ReturnType<RunStore["open"]>>;
+
 function runledger(driver: () => Driver): RunnerFactory {
-  return async (dir) => {
+  return async (dir, scenario) => {
     await mkdir(dir, { recursive: true });
     const store = new RunStore({ driver: driver() });
     const encoder = new TextEncoder();
-    let lease: Awaited<ReturnType<RunStore["open"]>> | undefined;
+    let lease: Lease | undefined;
+    let history = new Uint8Array(0);
+    const content = (run: number, step: number): [string, Uint8Array] => {
+      switch (scenario.workload) {
+        case "fixed":
+          return ["state/output.json", encoder.encode(output(run, step))];
+        case "growing":
+          return [messagePath(step), encoder.encode(JSON.stringify(message(run, step)))];
+        case "history": {
+          // The workflow keeps its history as bytes and appends a line: one copy per step.
+          const line = encoder.encode(`${JSON.stringify(message(run, step))}\n`);
+          const next = new Uint8Array(history.length + line.length);
+          next.set(history);
+          next.set(line, history.length);
+          history = next;
+          return ["history.jsonl", history];
+        }
+      }
+    };
     return {
       durability: "WAL, synchronous=NORMAL (runledger's default)",
       async startRun(run) {
         lease = await store.open(join(dir, `run-${run}.db`), {
           create: { workflowId: "bench", runId: `run-${run}` },
         });
+        if (scenario.workload === "history") history = encoder.encode(historyBase(run));
       },
       async step(run, step) {
-        const bytes = encoder.encode(output(run, step));
+        const [path, bytes] = content(run, step);
         await lease?.transact((tx) =>
           tx.workspace.apply(
-            { put: { "state/output.json": bytes } },
+            { put: { [path]: bytes } },
             { event: { kind: "step.completed", step, status: "success" } },
           ),
         );
@@ -192,41 +266,72 @@ const oneRowFloor: RunnerFactory = async (file) => {
   };
 };
 
-const langGraph: RunnerFactory = async (file) => {
-  const { SqliteSaver } = await import("@langchain/langgraph-checkpoint-sqlite");
-  const { uuid6 } = await import("@langchain/langgraph-checkpoint");
-  const db = new Database(file);
-  // Same durability as runledger's default (better-sqlite3's own default is FULL);
-  // the saver sets WAL itself on first use.
-  db.pragma("synchronous = NORMAL");
-  const saver = new SqliteSaver(db);
-  let config: { configurable: Record<string, string> } = { configurable: {} };
-  return {
-    durability:
-      "WAL (SqliteSaver.setup), synchronous=NORMAL (set here; better-sqlite3's default is FULL)",
-    async startRun(run) {
-      config = { configurable: { thread_id: `run-${run}`, checkpoint_ns: "" } };
-    },
-    async step(run, step) {
-      const value = output(run, step);
-      const checkpoint = {
-        v: 4,
-        id: uuid6(-1),
-        ts: new Date().toISOString(),
-        channel_values: { output: value, step },
-        channel_versions: { output: step + 1, step: step + 1 },
-        versions_seen: { worker: { output: step } },
-      };
-      const metadata = { source: "loop" as const, step, parents: {} };
-      const next = await saver.put(config, checkpoint, metadata);
-      await saver.putWrites(next, [["output", value]], `task-${run}-${step}`);
-      config = next as typeof config;
-    },
-    async close() {
-      db.close();
-    },
+/** LangGraph's saver on a handle the caller may have opened (the count mode traces it). */
+function langGraphOn(open: (file: string) => Database.Database): RunnerFactory {
+  return async (file, scenario) => {
+    const { SqliteSaver } = await import("@langchain/langgraph-checkpoint-sqlite");
+    const { uuid6 } = await import("@langchain/langgraph-checkpoint");
+    const db = open(file);
+    // Same durability as runledger's default (better-sqlite3's own default is FULL);
+    // the saver sets WAL itself on first use.
+    db.pragma("synchronous = NORMAL");
+    const saver = new SqliteSaver(db);
+    // Its tables, made here rather than inside the first step's `put`.
+    (saver as unknown as { setup(): void }).setup();
+    let config: { configurable: Record<string, string> } = { configurable: {} };
+    let messages: ReturnType<typeof message>[] = [];
+    let history = "";
+    /** The checkpoint's channel values after `step`, and the step's own write. */
+    const state = (run: number, step: number): [Record<string, unknown>, [string, unknown]] => {
+      switch (scenario.workload) {
+        case "fixed": {
+          const value = output(run, step);
+          return [{ output: value, step }, ["output", value]];
+        }
+        case "growing": {
+          const added = message(run, step);
+          messages = [...messages, added];
+          return [{ messages, step }, ["messages", [added]]];
+        }
+        case "history": {
+          const line = `${JSON.stringify(message(run, step))}\n`;
+          history += line;
+          return [{ history, step }, ["history", line]];
+        }
+      }
+    };
+    const channel = { fixed: "output", growing: "messages", history: "history" }[scenario.workload];
+    return {
+      durability:
+        "WAL (SqliteSaver.setup), synchronous=NORMAL (set here; better-sqlite3's default is FULL)",
+      async startRun(run) {
+        config = { configurable: { thread_id: `run-${run}`, checkpoint_ns: "" } };
+        messages = [];
+        if (scenario.workload === "history") history = historyBase(run);
+      },
+      async step(run, step) {
+        const [values, write] = state(run, step);
+        const checkpoint = {
+          v: 4,
+          id: uuid6(-1),
+          ts: new Date().toISOString(),
+          channel_values: values,
+          channel_versions: { [channel]: step + 1, step: step + 1 },
+          versions_seen: { worker: { [channel]: step } },
+        };
+        const metadata = { source: "loop" as const, step, parents: {} };
+        const next = await saver.put(config, checkpoint, metadata);
+        await saver.putWrites(next, [write], `task-${run}-${step}`);
+        config = next as typeof config;
+      },
+      async close() {
+        db.close();
+      },
+    };
   };
-};
+}
+
+const langGraph = langGraphOn((file) => new Database(file));
 
 const mastra: RunnerFactory = async (file) => {
   const { LibSQLStore } = await import("@mastra/libsql");
@@ -275,24 +380,50 @@ const mastra: RunnerFactory = async (file) => {
 interface StepContender {
   readonly label: string;
   readonly factory: RunnerFactory;
+  readonly workloads: readonly Workload[];
   /**
-   * Steps per run above which each step costs more as the run grows (the
-   * whole snapshot is persisted every step): such a scenario is timed once,
+   * Whether each step of this scenario costs more as the run grows (the
+   * whole state is persisted every step): such a scenario is timed once,
    * with no untimed round, to keep the suite's length bounded.
    */
-  readonly quadraticAbove?: number;
+  readonly quadratic?: (scenario: Scenario) => boolean;
 }
 
+const ALL: readonly Workload[] = ["fixed", "growing", "history"];
+
 const CONTENDERS: Readonly<Record<string, StepContender>> = {
-  "runledger-node": { label: "runledger adapter-node", factory: runledger(() => nodeDriver()) },
+  "runledger-node": {
+    label: "runledger adapter-node",
+    factory: runledger(() => nodeDriver()),
+    workloads: ALL,
+  },
   "runledger-libsql": {
     label: "runledger adapter-libsql",
     factory: runledger(() => libsqlDriver()),
+    workloads: ALL,
   },
-  "raw-replay": { label: "raw better-sqlite3, runledger's statements", factory: rawReplay },
-  "one-row-floor": { label: "raw better-sqlite3, one row per step", factory: oneRowFloor },
-  langgraph: { label: "LangGraph SqliteSaver", factory: langGraph },
-  mastra: { label: "Mastra LibSQLStore", factory: mastra, quadraticAbove: 1_000 },
+  "raw-replay": {
+    label: "raw better-sqlite3, runledger's statements",
+    factory: rawReplay,
+    workloads: ["fixed"],
+  },
+  "one-row-floor": {
+    label: "raw better-sqlite3, one row per step",
+    factory: oneRowFloor,
+    workloads: ["fixed"],
+  },
+  langgraph: {
+    label: "LangGraph SqliteSaver",
+    factory: langGraph,
+    workloads: ALL,
+    quadratic: ({ workload, steps }) => workload === "growing" && steps > 1_000,
+  },
+  mastra: {
+    label: "Mastra LibSQLStore",
+    factory: mastra,
+    workloads: ["fixed"],
+    quadratic: ({ steps }) => steps > 1_000,
+  },
 };
 
 /** The child: one contender, one scenario, one fresh path. */
@@ -305,6 +436,7 @@ async function child(name: string, scenario: Scenario, path: string): Promise<St
   const rssBaseline = rss.sample();
   const rssSamples: number[] = [];
   let done = 0;
+  const cpu = process.cpuUsage();
   const started = performance.now();
   for (let run = 0; run < scenario.runs; run++) {
     await runner.startRun?.(run);
@@ -316,18 +448,30 @@ async function child(name: string, scenario: Scenario, path: string): Promise<St
   }
   await runner.close();
   const ms = performance.now() - started;
+  const cpuMs = cpuSince(cpu);
   const rssPeak = rss.stop();
   return {
     contender: name,
     runs: scenario.runs,
     steps: done,
     ms,
+    cpuMs,
     bytes: await pathSize(path),
     rssBaseline,
     rssPeak,
     rssSamples,
     durability: runner.durability,
   };
+}
+
+/** The median over runs of this process's CPU time per step, in µs (see StepFigures.cpuMs). */
+function cpuPerStep(runs: readonly { cpuMs: number; steps: number }[]): string {
+  return formatRate(median(runs.map((run) => (run.cpuMs * 1000) / run.steps)));
+}
+
+function cpuSince(start: NodeJS.CpuUsage): number {
+  const { user, system } = process.cpuUsage(start);
+  return (user + system) / 1000;
 }
 
 /** A database file, or a directory of them. */
@@ -340,21 +484,251 @@ async function pathSize(path: string): Promise<number> {
   return sizes.reduce((a, b) => a + b, 0);
 }
 
+// ---------------------------------------------------------------------------
+// The directory curve
+
+const DIRECTORY_ADAPTERS: Readonly<Record<string, { label: string; driver: () => Driver }>> = {
+  node: { label: "adapter-node", driver: () => nodeDriver() },
+  libsql: { label: "adapter-libsql", driver: () => libsqlDriver() },
+};
+
+/** Puts per untimed `apply` while filling the directory. */
+const FILL_BATCH = 5_000;
+
+interface DirectoryFigures {
+  readonly files: number;
+  readonly steps: number;
+  readonly ms: number;
+  /** CPU time over the timed steps (see StepFigures.cpuMs). */
+  readonly cpuMs: number;
+  /** How long filling the directory took (untimed for steps/s). */
+  readonly fillMs: number;
+  /** The file after the fill, and after the timed steps (file + WAL, after close). */
+  readonly bytesFilled: number;
+  readonly bytes: number;
+}
+
+function outPath(index: number): string {
+  return `out/f-${String(index).padStart(7, "0")}.json`;
+}
+
+/**
+ * One run whose directory `out/` is filled with `files` files (~200 B each,
+ * in applies of FILL_BATCH puts, untimed), then `steps` timed steps each
+ * adding one new file there with its event.
+ */
+async function directoryChild(
+  adapter: string,
+  files: number,
+  steps: number,
+  dir: string,
+): Promise<DirectoryFigures> {
+  const chosen = DIRECTORY_ADAPTERS[adapter];
+  if (chosen === undefined) throw new Error(`unknown adapter ${adapter}`);
+  await mkdir(dir, { recursive: true });
+  const file = join(dir, "run.db");
+  const encoder = new TextEncoder();
+  const store = new RunStore({ driver: chosen.driver() });
+  const fillStarted = performance.now();
+  let lease = await store.open(file, { create: { workflowId: "bench", runId: "directory" } });
+  for (let from = 0; from < files; from += FILL_BATCH) {
+    const put: Record<string, Uint8Array> = {};
+    for (let i = from; i < Math.min(files, from + FILL_BATCH); i++) {
+      put[outPath(i)] = encoder.encode(output(0, i));
+    }
+    await lease.transact((tx) =>
+      tx.workspace.apply({ put }, { event: { kind: "fill", from, status: "success" } }),
+    );
+  }
+  await lease.release();
+  const fillMs = performance.now() - fillStarted;
+  const bytesFilled = await databaseSize(file);
+  lease = await store.open(file);
+  collectGarbage();
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  for (let step = 0; step < steps; step++) {
+    const bytes = encoder.encode(output(1, step));
+    await lease.transact((tx) =>
+      tx.workspace.apply(
+        { put: { [outPath(files + step)]: bytes } },
+        { event: { kind: "step.completed", step, status: "success" } },
+      ),
+    );
+  }
+  const ms = performance.now() - started;
+  const cpuMs = cpuSince(cpu);
+  await lease.release();
+  await store.close();
+  return { files, steps, ms, cpuMs, fillMs, bytesFilled, bytes: await databaseSize(file) };
+}
+
+// ---------------------------------------------------------------------------
+// Statements and WAL frames per step
+
+interface CountFigures {
+  readonly contender: string;
+  readonly workload: Workload;
+  readonly steps: number;
+  /** Calls reaching the port (runledger) or statements SQLite ran (both), per step. */
+  readonly portCalls?: number;
+  readonly statements: number;
+  readonly frames: number;
+  readonly pageSize: number;
+  /** WAL frames per step by table or index. */
+  readonly byObject: Readonly<Record<string, number>>;
+  /** The statements of one step, in order (runledger: the port calls). */
+  readonly oneStep: readonly string[];
+}
+
+/**
+ * Counts what `steps` steps of one run cost in statements and WAL frames,
+ * excluding creating the run and closing it.
+ * - runledger: the run is made through adapter-node with every port call
+ *   recorded; the recording is replayed on a fresh file with automatic
+ *   checkpoints off, and the WAL's growth over the steps' calls gives the
+ *   frames (../replay.ts countWal).
+ * - LangGraph: its saver on a better-sqlite3 handle with
+ *   `wal_autocheckpoint = 0` and every statement traced (better-sqlite3's
+ *   `verbose`, which sees the BEGIN/COMMIT of its `db.transaction` too).
+ */
+async function countChild(
+  name: string,
+  workload: Workload,
+  steps: number,
+  path: string,
+): Promise<CountFigures> {
+  const scenario: Scenario = { workload, runs: 1, steps };
+  await mkdir(path, { recursive: true });
+  if (name === "runledger") {
+    const recording: Recording = { connections: [] };
+    const runner = await runledger(() => recordingDriver(nodeDriver(), recording))(
+      join(path, "recorded"),
+      scenario,
+    );
+    await runner.startRun?.(0);
+    const calls = () => recording.connections[0] ?? [];
+    const from = calls().length;
+    // The second step's calls are shown (the first also reads what a lease has not seen yet).
+    const second = [from, from];
+    for (let step = 0; step < steps; step++) {
+      await runner.step(0, step);
+      if (step === 0) second[0] = calls().length;
+      if (step === 1) second[1] = calls().length;
+    }
+    const to = calls().length;
+    await runner.endRun?.(0);
+    await runner.close();
+    if (recording.connections.length !== 1) {
+      throw new Error(`expected one recorded connection, got ${recording.connections.length}`);
+    }
+    const wal = countWal(join(path, "replayed.db"), calls(), from, to);
+    return {
+      contender: name,
+      workload,
+      steps,
+      portCalls: (to - from) / steps,
+      statements: wal.statements / steps,
+      frames: wal.frames / steps,
+      pageSize: wal.pageSize,
+      byObject: perStep(wal.byObject, steps),
+      oneStep: calls()
+        .slice(second[0], second[1])
+        .map((call) => call.sql.replace(/\s+/g, " ").slice(0, 60)),
+    };
+  }
+  if (name === "langgraph") {
+    let traced: string[] = [];
+    let handle: Database.Database | undefined;
+    const file = join(path, "langgraph.db");
+    const runner = await langGraphOn((at) => {
+      handle = new Database(at, { verbose: (sql) => traced.push(String(sql)) });
+      handle.pragma("wal_autocheckpoint = 0");
+      return handle;
+    })(file, scenario);
+    await runner.startRun?.(0);
+    const pageSize = Number(handle?.pragma("page_size", { simple: true }));
+    traced = [];
+    const before = walSize(file);
+    let oneStep: string[] = [];
+    let statements = 0;
+    for (let step = 0; step < steps; step++) {
+      await runner.step(0, step);
+      if (step === 1) oneStep = traced.map((sql) => sql.replace(/\s+/g, " ").slice(0, 60));
+      statements += traced.length;
+      traced = [];
+    }
+    const after = walSize(file);
+    const byObject =
+      handle === undefined ? {} : framesByObject(handle, walPages(file, before, pageSize));
+    await runner.close();
+    return {
+      contender: name,
+      workload,
+      steps,
+      statements: statements / steps,
+      frames: framesBetween(before, after, pageSize) / steps,
+      pageSize,
+      byObject: perStep(byObject, steps),
+      oneStep,
+    };
+  }
+  throw new Error(`cannot count ${name}`);
+}
+
+function perStep(counts: Readonly<Record<string, number>>, steps: number): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(counts)
+      .sort(([, a], [, b]) => b - a)
+      .map(([name, count]) => [name, Math.round((count / steps) * 100) / 100]),
+  );
+}
+
+// ---------------------------------------------------------------------------
+// The suite
+
 const SCENARIOS = (quick: boolean): Scenario[] =>
   quick
     ? [
-        { runs: 1, steps: 1_000 },
-        { runs: 20, steps: 50 },
+        { workload: "fixed", runs: 1, steps: 1_000 },
+        { workload: "fixed", runs: 20, steps: 50 },
+        { workload: "growing", runs: 1, steps: 1_000 },
+        { workload: "history", runs: 1, steps: 100 },
       ]
     : [
-        { runs: 1, steps: 5_000 },
-        { runs: 100, steps: 50 },
+        { workload: "fixed", runs: 1, steps: 5_000 },
+        { workload: "fixed", runs: 100, steps: 50 },
+        { workload: "growing", runs: 1, steps: 5_000 },
+        { workload: "history", runs: 1, steps: 300 },
       ];
+
+const DIRECTORY_SIZES = [100, 1_000, 10_000, 100_000];
+
+const PARTS = ["fixed", "growing", "history", "curve", "counts"] as const;
+
+/**
+ * Which parts of the suite run: BENCH_STEPS=growing,curve (a comma-separated
+ * subset of PARTS) runs only those; unset, all of them.
+ */
+function stepsParts(): Set<string> {
+  const chosen = process.env.BENCH_STEPS?.split(",").map((part) => part.trim()) ?? [...PARTS];
+  const unknown = chosen.filter((part) => !(PARTS as readonly string[]).includes(part));
+  if (unknown.length > 0) {
+    throw new Error(`BENCH_STEPS: unknown part ${unknown.join(", ")}; parts: ${PARTS.join(", ")}`);
+  }
+  return new Set(chosen);
+}
+
+const WORKLOAD_TITLES: Record<Workload, string> = {
+  fixed: "fixed state (event + ~200 B file)",
+  growing: "growing state (event + a new ~300 B message file in one directory)",
+  history: "history (event + one ~1.5 MB file rewritten, +~300 B per step)",
+};
 
 export const stepsSuite: Suite = {
   name: "steps",
   summary:
-    "workflow steps/s, file size and peak RSS vs LangGraph SqliteSaver and Mastra LibSQLStore",
+    "workflow steps/s, file size, peak RSS, statements and WAL frames per step vs LangGraph SqliteSaver and Mastra LibSQLStore; the directory curve",
   async run(context) {
     const runs = Math.min(context.runs, 3);
     const tables: Table[] = [];
@@ -365,20 +739,32 @@ export const stepsSuite: Suite = {
     const usable: [string, StepContender][] = [];
     for (const [name, contender] of Object.entries(CONTENDERS)) {
       try {
-        await runChild<StepFigures>(import.meta.url, [name, "1", "10", context.freshFile()]);
+        const path =
+          name.startsWith("runledger") || name === "raw-replay"
+            ? `${context.freshFile()}-runs`
+            : context.freshFile();
+        await runChild<StepFigures>(import.meta.url, [name, "fixed", "1", "10", path]);
+        await rm(path, { recursive: true, force: true });
         usable.push([name, contender]);
       } catch (error) {
         failures.push(`NOT RUN ${contender.label}: ${(error as Error).message}`);
       }
     }
-    for (const scenario of SCENARIOS(context.quick)) {
+    const parts = stepsParts();
+    const curveSteps = context.quick ? 100 : 500;
+    const oneSteps: string[] = [];
+    const countSteps = context.quick ? 1_000 : 5_000;
+    for (const scenario of SCENARIOS(context.quick).filter((s) => parts.has(s.workload))) {
+      const inScenario = usable.filter(([, contender]) =>
+        contender.workloads.includes(scenario.workload),
+      );
       const figures = new Map<string, StepFigures[]>();
       const once = new Set(
-        usable
-          .filter(([, contender]) => scenario.steps > (contender.quadraticAbove ?? Infinity))
+        inScenario
+          .filter(([, contender]) => contender.quadratic?.(scenario) ?? false)
           .map(([, contender]) => contender.label),
       );
-      const contenders = usable.map(([name, { label }]) => ({
+      const contenders = inScenario.map(([name, { label }]) => ({
         label,
         async run(file: string) {
           const runledgerDir = name.startsWith("runledger") || name === "raw-replay";
@@ -386,6 +772,7 @@ export const stepsSuite: Suite = {
           try {
             const result = await runChild<StepFigures>(import.meta.url, [
               name,
+              scenario.workload,
               String(scenario.runs),
               String(scenario.steps),
               path,
@@ -413,35 +800,37 @@ export const stepsSuite: Suite = {
       const langGraphRate = byLabel.get(CONTENDERS.langgraph?.label ?? "")?.median ?? Number.NaN;
       const rawRate = byLabel.get(CONTENDERS["raw-replay"]?.label ?? "")?.median ?? Number.NaN;
       const rows: string[][] = [];
-      for (const [name, { label }] of usable) {
+      for (const [name, { label }] of inScenario) {
         const sample = byLabel.get(label) as Sample;
-        // The run whose rate is the median's neighbour: its size and RSS are shown.
         // The untimed round's figures are left out.
         const runsOf = (figures.get(name) ?? []).slice(once.has(label) ? 0 : 1);
         const peak = Math.max(...runsOf.map((f) => f.rssPeak));
         const baseline = Math.min(...runsOf.map((f) => f.rssBaseline));
         const last = runsOf.at(-1) as StepFigures;
         const trail = last.rssSamples.map((bytes) => formatMib(bytes).replace(/\.\d$/, ""));
-        rows.push([
+        const row = [
           label,
           formatRate(sample.median),
+          cpuPerStep(runsOf),
           `${(sample.median / langGraphRate).toFixed(2)}×`,
-          `${(sample.median / rawRate).toFixed(2)}×`,
+          ...(scenario.workload === "fixed" ? [`${(sample.median / rawRate).toFixed(2)}×`] : []),
           formatMib(last.bytes),
           formatMib(baseline),
           formatMib(peak),
           trail.length > 6 ? `${trail.slice(0, 3).join(", ")} … ${trail.at(-1)}` : trail.join(", "),
           once.has(label) ? "1 run" : `±${(spread(sample) * 100).toFixed(1)}%`,
-        ]);
+        ];
+        rows.push(row);
         cases.push({ scenario, contender: name, label, sample, runs: runsOf });
       }
       tables.push({
-        title: `${scenario.runs} run${scenario.runs > 1 ? "s" : ""} × ${scenario.steps.toLocaleString("en-US")} steps (steps/s; sizes and RSS in MiB, RSS over the timed runs)`,
+        title: `${WORKLOAD_TITLES[scenario.workload]}, ${scenario.runs} run${scenario.runs > 1 ? "s" : ""} × ${scenario.steps.toLocaleString("en-US")} steps (steps/s; sizes and RSS in MiB, RSS over the timed runs)`,
         headers: [
           "contender",
           "steps/s",
+          "CPU µs/step",
           "vs LangGraph",
-          "vs raw replay",
+          ...(scenario.workload === "fixed" ? ["vs raw replay"] : []),
           "file size",
           "RSS base",
           "peak RSS",
@@ -451,14 +840,138 @@ export const stepsSuite: Suite = {
         rows,
       });
     }
+
+    if (parts.has("curve")) {
+      // The directory curve: each (adapter, n) a process of its own, interleaved.
+      const curveSizes = context.quick ? DIRECTORY_SIZES.slice(0, 3) : DIRECTORY_SIZES;
+      const curveFigures = new Map<string, DirectoryFigures[]>();
+      const curveContenders = Object.entries(DIRECTORY_ADAPTERS).flatMap(([adapter, { label }]) =>
+        curveSizes.map((files) => ({
+          label: `${label}, n = ${files.toLocaleString("en-US")}`,
+          async run(file: string) {
+            const dir = `${file}-dir`;
+            try {
+              const result = await runChild<DirectoryFigures>(import.meta.url, [
+                "directory",
+                adapter,
+                String(files),
+                String(curveSteps),
+                dir,
+              ]);
+              const key = `${adapter} ${files}`;
+              curveFigures.set(key, [...(curveFigures.get(key) ?? []), result]);
+              return { ops: result.steps, ns: BigInt(Math.round(result.ms * 1e6)) };
+            } finally {
+              await rm(dir, { recursive: true, force: true });
+            }
+          },
+        })),
+      );
+      // Every run is a fresh process that fills its directory before timing: no untimed round.
+      const curve = await interleave({ ...context, runs }, curveContenders, { warmupRuns: 0 });
+      const curveRows: string[][] = [];
+      for (const [adapter, { label }] of Object.entries(DIRECTORY_ADAPTERS)) {
+        const first = curve.find((sample) => sample.label === `${label}, n = 100`);
+        for (const files of curveSizes) {
+          const sample = curve.find(
+            (s) => s.label === `${label}, n = ${files.toLocaleString("en-US")}`,
+          ) as Sample;
+          const runsOf = curveFigures.get(`${adapter} ${files}`) ?? [];
+          curveRows.push([
+            label,
+            files.toLocaleString("en-US"),
+            formatRate(sample.median),
+            cpuPerStep(runsOf),
+            `${(sample.median / (first?.median ?? Number.NaN)).toFixed(2)}×`,
+            `${(median(runsOf.map((f) => f.fillMs)) / 1000).toFixed(1)}`,
+            formatMib(runsOf.at(-1)?.bytesFilled ?? 0),
+            formatMib(runsOf.at(-1)?.bytes ?? 0),
+            `±${(spread(sample) * 100).toFixed(1)}%`,
+          ]);
+          cases.push({ directory: { adapter, files, steps: curveSteps }, sample, runs: runsOf });
+        }
+      }
+      tables.push({
+        title: `the directory curve: ${curveSteps} steps each adding one new ~200 B file (with its event) to a directory already holding n files (steps/s; fill in s, sizes in MiB)`,
+        headers: [
+          "adapter",
+          "n",
+          "steps/s",
+          "CPU µs/step",
+          "vs n = 100",
+          "fill (untimed)",
+          "size filled",
+          "size after",
+          "spread",
+        ],
+        rows: curveRows,
+      });
+    }
+    if (parts.has("counts")) {
+      // Statements and WAL frames per step.
+      const countRows: string[][] = [];
+      for (const workload of ["fixed", "growing"] as const) {
+        for (const name of ["runledger", "langgraph"]) {
+          if (name === "langgraph" && !usable.some(([n]) => n === "langgraph")) continue;
+          const path = `${context.freshFile()}-count`;
+          try {
+            const counted = await runChild<CountFigures>(import.meta.url, [
+              "count",
+              name,
+              workload,
+              String(countSteps),
+              path,
+            ]);
+            countRows.push([
+              name === "runledger"
+                ? "runledger (adapter-node's statements)"
+                : "LangGraph SqliteSaver",
+              workload,
+              counted.portCalls === undefined ? "" : counted.portCalls.toFixed(2),
+              counted.statements.toFixed(2),
+              counted.frames.toFixed(2),
+              String(counted.pageSize),
+              Object.entries(counted.byObject)
+                .map(([object, frames]) => `${object} ${frames}`)
+                .join(", "),
+            ]);
+            if (workload === "fixed") {
+              oneSteps.push(`one ${workload} step, ${name}: ${counted.oneStep.join(" | ")}`);
+            }
+            cases.push({ count: counted });
+          } finally {
+            await rm(path, { recursive: true, force: true });
+          }
+        }
+      }
+      tables.push({
+        title: `statements and WAL frames per step, over ${countSteps.toLocaleString("en-US")} steps of one run (creating the run excluded; automatic checkpoints off)`,
+        headers: [
+          "contender",
+          "workload",
+          "port calls",
+          "statements",
+          "WAL frames",
+          "page size",
+          "frames by table/index",
+        ],
+        rows: countRows,
+      });
+    }
     return {
       notes: [
         ...[...durability].map(([label, text]) => `durability ${label}: ${text}`),
-        "step: runledger = lease.transact(tx => tx.workspace.apply({ put: { state/output.json: ~200 B } }, { event })) (one journal event); LangGraph = saver.put(checkpoint with the ~200 B output) + saver.putWrites([[output, ~200 B]]); Mastra = persistWorkflowSnapshot(snapshot whose context gains the step's result)",
+        "fixed step: runledger = lease.transact(tx => tx.workspace.apply({ put: { state/output.json: ~200 B } }, { event })) (one journal event); LangGraph = saver.put(checkpoint with the ~200 B output) + saver.putWrites([[output, ~200 B]]); Mastra = persistWorkflowSnapshot(snapshot whose context gains the step's result)",
+        "growing step: runledger puts a new messages/m-NNNNNN.json (~300 B) with its event; LangGraph puts a checkpoint whose messages channel holds every message so far (as add_messages does) + putWrites of the new message",
+        "history step: runledger puts history.jsonl (5,000 earlier messages ≈ 1.5 MB at the start, +1 line per step) with its event; LangGraph puts a checkpoint whose history channel holds the same text + putWrites of the new line only",
         "raw replay: the scenario run once through adapter-node with every statement recorded (untimed), then each run's statements replayed through better-sqlite3 directly (prepared once, synchronous): the same rows with no core above SQLite; replayed at the end of each run, so its RSS samples mean nothing",
         "one-row floor: better-sqlite3 writing the step's event and output as one row per BEGIN IMMEDIATE … COMMIT (prepared once, one file): the least any store giving each step its own transaction can write, so its 'vs LangGraph' is the ceiling of every implementation's on this machine",
         "runledger writes one file per run (size = all of them); LangGraph and Mastra one file per contender; runledger's timing includes creating each run (store.open with create) and releasing it",
-        `each run in a process of its own (peak RSS is that run's); one discarded round, then the contenders interleaved over ${runs} runs; a contender whose step cost grows with the run (Mastra, above 1,000 steps per run) is timed once, without the discarded round`,
+        `each run in a process of its own (peak RSS is that run's); one discarded round, then the contenders interleaved over ${runs} runs; a scenario whose step cost grows with the run for that contender (LangGraph growing above 1,000 steps, Mastra above 1,000) is timed once, without the discarded round`,
+        `directory curve: each run a fresh process that creates a run, fills out/ with n ~200 B files in applies of ${FILL_BATCH.toLocaleString("en-US")} puts (untimed), reopens it, then times ${curveSteps} steps each adding out/f-<n+i>.json with its event; interleaved over ${runs} runs, no discarded round`,
+        "counts: runledger's port calls are what reached the driver (a script counts once); its statements and frames come from replaying the recording on a fresh file with wal_autocheckpoint = 0 (statements traced by better-sqlite3, frames = WAL growth / (24 + page size)); LangGraph runs on its own handle with wal_autocheckpoint = 0, every statement traced",
+        "CPU µs/step: the child process's own CPU time (user + system, every thread) over the timed span, per step, median over the runs; unlike steps/s it leaves out time spent waiting for a core on a shared machine (it does include SQLite's work, which runs in-process)",
+        ...oneSteps,
         ...failures,
       ],
       tables,
@@ -468,8 +981,25 @@ export const stepsSuite: Suite = {
 };
 
 if (isChildEntry(import.meta.url)) {
-  const [name, runs, steps, path] = process.argv.slice(2);
-  reportToParent(
-    await child(name as string, { runs: Number(runs), steps: Number(steps) }, path as string),
-  );
+  const [mode, ...rest] = process.argv.slice(2);
+  if (mode === "directory") {
+    const [adapter, files, steps, path] = rest;
+    reportToParent(
+      await directoryChild(adapter as string, Number(files), Number(steps), path as string),
+    );
+  } else if (mode === "count") {
+    const [name, workload, steps, path] = rest;
+    reportToParent(
+      await countChild(name as string, workload as Workload, Number(steps), path as string),
+    );
+  } else {
+    const [workload, runs, steps, path] = rest;
+    reportToParent(
+      await child(
+        mode as string,
+        { workload: workload as Workload, runs: Number(runs), steps: Number(steps) },
+        path as string,
+      ),
+    );
+  }
 }
