@@ -189,7 +189,7 @@ export function describeRouting(fx: Fixtures): void {
       unbind();
     });
 
-    it.skipIf(!fx.files)(
+    fx.needs("files").it(
       "no secret value reaches any database file (incl. -wal) or chunk",
       async () => {
         const vault = new MemoryVault();
@@ -211,7 +211,7 @@ export function describeRouting(fx: Fixtures): void {
       },
     );
 
-    it.skipIf(!fx.files)(
+    fx.needs("files").it(
       "format markers: none is 2; newer or garbled ones are refused, the file unchanged",
       async () => {
         const location = fx.location();
