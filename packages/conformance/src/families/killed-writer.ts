@@ -51,16 +51,12 @@ export function describeKilledWriter(fx: Fixtures): void {
     for (const [who, driver, { it }] of writers) {
       for (const { mode, journal } of MODES) {
         it(`lets the next opener write within its busy timeout after ${who} was killed holding the lock on a ${mode} file, with nothing of the killed transaction left`, async () => {
-          const location = await seededLocation(
-            fx,
-            TABLE,
-            "INSERT INTO entry (id, writer) VALUES (1, 'before')",
-          );
-          if (journal === "delete") {
-            const raw = await fx.open(location, { create: false });
-            await raw.configure({ journalMode: "delete" });
-            await raw.close();
-          }
+          const before = "INSERT INTO entry (id, writer) VALUES (1, 'before')";
+          // A raw connection leaves a new file in rollback-journal mode; a store makes it WAL.
+          const location =
+            journal === "delete"
+              ? await fx.database(`${TABLE}; ${before};`)
+              : await seededLocation(fx, TABLE, before);
           const holder = await fx.holdWriteLock(location, KILLED_WORK, driver());
           await holder.crash();
 
