@@ -15,7 +15,7 @@ import { seededLocation, store } from "./contract-fixtures.js";
 
 const TABLE = "CREATE TABLE entry (id INTEGER PRIMARY KEY, writer TEXT NOT NULL, body BLOB)";
 /** The next opener's deadline. */
-const BUSY_TIMEOUT_MS = 3_000;
+const BUSY_TIMEOUT_MS = 5_000;
 /**
  * What the killed writer does inside its transaction: enough rows, with a
  * cache small enough, that SQLite spills pages to the database file (or WAL)
