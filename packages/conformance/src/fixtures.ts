@@ -19,7 +19,9 @@ import {
 import { afterAll, expect, onTestFinished } from "vitest";
 import type { DriverSource, FailedMessage } from "./child/common.js";
 import type { HolderCommand, HolderMessage, HolderRequest } from "./child/protocol.js";
-import type { ConformanceChild, ConformanceSubject } from "./subject.js";
+import { type Gated, meets, type Need, needs } from "./requirements.js";
+import { resolveDriverModule } from "./resolve.js";
+import type { ConformanceChild, ConformancePeer, ConformanceSubject } from "./subject.js";
 
 /** Busy timeout for connections whose test is not about contention. */
 const DEFAULT_BUSY_TIMEOUT_MS = 2_000;
@@ -27,9 +29,20 @@ const DEFAULT_BUSY_TIMEOUT_MS = 2_000;
 const HOLDER_START_MS = 30_000;
 
 export interface Fixtures {
+  /** The subject, its `child` and `peers` modules resolved from `subject.root` when first used. */
   readonly subject: ConformanceSubject;
   /** Locations are local files (capabilities.files). */
   readonly files: boolean;
+  /** Whether the subject meets `need`. */
+  has(need: Need): boolean;
+  /** `it`/`describe` for tests that need all of `needed`: skipped with the reason when one is missing. */
+  needs(...needed: Need[]): Gated;
+  /**
+   * The subject's peers to register cross-adapter tests for; without any, one
+   * stand-in ("another adapter") so those tests are still registered, and
+   * skipped by their need "peers".
+   */
+  readonly peers: readonly ConformancePeer[];
   /** The subject's driver, built once per suite. */
   driver(): Driver;
   /** A fresh location that names no database yet. */
@@ -40,17 +53,39 @@ export interface Fixtures {
   database(script: string): Promise<string>;
   /** A new, empty, symlink-free directory beside the subject's locations, removed after the suite. */
   scratchDirectory(): Promise<string>;
-  /** Starts a second process that holds BEGIN IMMEDIATE on `location` (killed when the test ends). */
-  holdWriteLock(location: string, statements?: readonly string[]): Promise<LockHolder>;
+  /**
+   * Starts a second process that holds BEGIN IMMEDIATE on `location` (killed
+   * when the test ends), built with the subject's driver or with `by`'s (a peer).
+   */
+  holdWriteLock(
+    location: string,
+    statements?: readonly string[],
+    by?: ConformanceChild,
+  ): Promise<LockHolder>;
 }
 
 export interface LockHolder {
   /** Tells the other process to commit (or roll back) and waits until it has let go and exited. */
   release(command?: HolderCommand): Promise<void>;
+  /** Kills the process with SIGKILL while it holds the lock (no rollback, no close) and waits for it to die. */
+  crash(): Promise<void>;
 }
 
 /** Must be called while a describe block is being collected: it registers the suite's cleanup. */
-export function createFixtures(subject: ConformanceSubject): Fixtures {
+export function createFixtures(given: ConformanceSubject): Fixtures {
+  if (given.capabilities?.childProcesses === true && given.child === undefined) {
+    throw new Error(
+      `${given.name} declares capabilities.childProcesses but gives no subject.child ` +
+        "(the module and export a child process builds the driver from)",
+    );
+  }
+  const subject: ConformanceSubject = {
+    ...given,
+    ...(given.child === undefined ? {} : { child: resolvedLater(given.child, given.root) }),
+    ...(given.peers === undefined
+      ? {}
+      : { peers: given.peers.map((peer) => resolvedLater<ConformancePeer>(peer, given.root)) }),
+  };
   let driver: Driver | undefined;
   const scratch: string[] = [];
   afterAll(async () => {
@@ -59,7 +94,10 @@ export function createFixtures(subject: ConformanceSubject): Fixtures {
 
   const fixtures: Fixtures = {
     subject,
-    files: subject.capabilities?.files === true,
+    files: meets(subject, "files"),
+    has: (need) => meets(subject, need),
+    needs: (...needed) => needs(subject, ...needed),
+    peers: subject.peers !== undefined && subject.peers.length > 0 ? subject.peers : [STAND_IN],
     driver: () => {
       driver ??= subject.driver();
       return driver;
@@ -87,9 +125,35 @@ export function createFixtures(subject: ConformanceSubject): Fixtures {
       scratch.push(dir);
       return dir;
     },
-    holdWriteLock: (location, statements = []) => startHolder(subject, location, statements),
+    holdWriteLock: (location, statements = [], by) =>
+      startHolder(by ?? subjectChild(subject), location, statements),
   };
   return fixtures;
+}
+
+/** Names the skipped cross-adapter tests of a subject without peers; never started. */
+const STAND_IN: ConformancePeer = {
+  name: "another adapter",
+  module: "(no peer: subject.peers is empty)",
+  exportName: "none",
+};
+
+/**
+ * `child` with its `module` resolved from the subject's package on first
+ * read (a test reads it; collecting the suite never does, so an unresolvable
+ * module fails the tests that need it, with the reason, not the whole file).
+ */
+function resolvedLater<T extends ConformanceChild>(child: T, root: string | URL | undefined): T {
+  let resolved: string | undefined;
+  const copy = { ...child };
+  Object.defineProperty(copy, "module", {
+    enumerable: true,
+    get: () => {
+      resolved ??= resolveDriverModule(child.module, root);
+      return resolved;
+    },
+  });
+  return copy;
 }
 
 /** Runs `action`, which must fail with a RunledgerError, and returns that error. */
@@ -110,12 +174,17 @@ export interface ExpectedFailure {
   readonly hasCause?: boolean;
   /** Something the message must mention. */
   readonly mentions?: RegExp;
+  /**
+   * False: check only the primary code of `sqliteCode` (for subjects that do
+   * not declare extendedErrorCodes). Default true: the exact code.
+   */
+  readonly extended?: boolean;
 }
 
 /** The shape every translated failure has: stable code, SQLite codes, a message, the cause. */
 export function expectTranslated(error: RunledgerError, expected: ExpectedFailure): void {
   expect(error.code).toBe(expected.code);
-  expect(error.sqliteCode).toBe(expected.sqliteCode);
+  if (expected.extended !== false) expect(error.sqliteCode).toBe(expected.sqliteCode);
   expect(error.sqlitePrimaryCode).toBe(expected.sqliteCode.split("_").slice(0, 2).join("_"));
   expect(error.message.trim()).not.toBe("");
   if (expected.mentions !== undefined) expect(error.message).toMatch(expected.mentions);
@@ -142,11 +211,11 @@ const HOLDER: ChildScript<HolderRequest, HolderMessage, HolderCommand> = {
 };
 
 async function startHolder(
-  subject: ConformanceSubject,
+  driver: ConformanceChild,
   location: string,
   statements: readonly string[],
 ): Promise<LockHolder> {
-  const holder = ChildProcess.start(HOLDER, subjectChild(subject), { location, statements });
+  const holder = ChildProcess.start(HOLDER, driver, { location, statements });
   onTestFinished(() => holder.kill());
   await holder.next("holding", HOLDER_START_MS);
   return {
@@ -155,13 +224,16 @@ async function startHolder(
       await holder.next("released", HOLDER_START_MS);
       await holder.exited;
     },
+    crash: () => holder.kill("SIGKILL"),
   };
 }
 
-/** How the subject's driver is built in a child process; the families that need one require it. */
+/** How the subject's driver is built in a child process; the tests that need one declare "childProcesses". */
 export function subjectChild(subject: ConformanceSubject): ConformanceChild {
   const child = subject.child;
-  if (child === undefined) throw new Error("this family needs subject.child to start a process");
+  if (child === undefined || subject.capabilities?.childProcesses !== true) {
+    throw new Error("this test needs capabilities.childProcesses and subject.child");
+  }
   return child;
 }
 
@@ -319,10 +391,10 @@ export class ChildProcess<M extends { readonly state: string }, C extends string
     return report as Extract<M, { state: "done" }>;
   }
 
-  /** Kills the child if it is still running and waits for it to exit. */
-  async kill(): Promise<void> {
+  /** Kills the child (SIGTERM unless told) if it is still running and waits for it to exit. */
+  async kill(signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
     if (this.#process.exitCode === null && this.#process.signalCode === null) {
-      this.#process.kill();
+      this.#process.kill(signal);
       await this.exited;
     }
   }

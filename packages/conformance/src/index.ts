@@ -16,6 +16,7 @@ import { describeCrossProcess } from "./families/cross-process.js";
 import { describeDatastoreFiles } from "./families/datastore-files.js";
 import { describeErrors } from "./families/errors.js";
 import { describeIdentity } from "./families/identity.js";
+import { describeKilledWriter } from "./families/killed-writer.js";
 import { describeReadModel } from "./families/read-model.js";
 import { describeRouting } from "./families/routing.js";
 import { describeRoutingGaps } from "./families/routing-gaps.js";
@@ -26,21 +27,36 @@ import { describeRunSchema } from "./families/run-schema.js";
 import { describeSessions } from "./families/sessions.js";
 import { describeSettings } from "./families/settings.js";
 import { describeTransactions } from "./families/transactions.js";
+import { describeTwoLibraries } from "./families/two-libraries.js";
 import { describeValues } from "./families/values.js";
 import { describeWorkspace } from "./families/workspace.js";
 import { createFixtures } from "./fixtures.js";
+import { skipSummary } from "./requirements.js";
 import type { ConformanceSubject } from "./subject.js";
 
+export type { Need } from "./requirements.js";
 export type {
+  Capability,
   ConformanceCapabilities,
   ConformanceChild,
   ConformancePeer,
   ConformanceSubject,
 } from "./subject.js";
 
-/** Registers the conformance suite for one adapter. Call it at the top level of a test file. */
+/**
+ * Registers the conformance suite for one adapter. Call it at the top level of
+ * a test file. Tests needing a capability the subject lacks are registered as
+ * skipped ("[skipped: needs X]" in their titles); a summary of them by need is
+ * printed when the suite ends.
+ */
 export function describeConformance(subject: ConformanceSubject): void {
   describe(`runledger conformance: ${subject.name}`, () => {
+    // vitest reads the first parameter as a fixture list: it must be a pattern.
+    // biome-ignore lint/correctness/noEmptyPattern: no fixture is needed, only the suite
+    afterAll(({}, suite) => {
+      const summary = skipSummary(suite);
+      if (summary !== undefined) console.info(`${subject.name}: ${summary}`);
+    });
     const fixtures = createFixtures(subject);
     describeValues(fixtures);
     describeErrors(fixtures);
@@ -50,6 +66,8 @@ export function describeConformance(subject: ConformanceSubject): void {
     describeConnection(fixtures);
     describeTransactions(fixtures);
     describeCrossProcess(fixtures);
+    describeTwoLibraries(fixtures);
+    describeKilledWriter(fixtures);
     describeWorkspace(fixtures);
     describeRunSchema(fixtures);
     describeBadFiles(fixtures);

@@ -8,38 +8,103 @@ export interface ConformanceSubject {
   readonly driver: () => Driver;
   /**
    * A fresh location per call that names no database yet. For file-backed
-   * drivers: a path to a file that does not exist, in a directory that does.
+   * drivers: a path to a file that does not exist, in a directory that does
+   * (`temporaryFiles()` makes such a factory).
    */
   readonly location: () => string;
+  /**
+   * What the backend can do. Every test that needs a capability the subject
+   * does not declare is still registered, and reported as skipped with
+   * "needs <capability>" in its title. Everything defaults to false.
+   */
   readonly capabilities?: ConformanceCapabilities;
   /**
-   * How a separate Node process builds the same driver, for the families that
+   * How a separate Node process builds the same driver, for the tests that
    * need a second process (SQLite's file locks are per process, so two
    * connections in one process cannot prove cross-process behaviour).
-   * `module` is imported by a script inside this package: give a bare
-   * specifier resolvable from here (a workspace or hoisted install), or an
-   * absolute path or `file:` URL. `exportName` names a function that returns
-   * the driver when called with no arguments.
+   * Required when `capabilities.childProcesses` is true.
    */
   readonly child?: ConformanceChild;
   /**
    * Other adapters, each built in its own child process (never in this one:
    * two SQLite libraries must not share a file inside one process), for the
-   * cross-adapter families: a file written by one opens in the other.
+   * cross-adapter tests: a file written by one opens in the other, and two
+   * libraries on one file at once. Without peers those tests are reported as
+   * skipped ("needs peers").
    */
   readonly peers?: readonly ConformancePeer[];
+  /**
+   * Where the bare module specifiers of `child` and `peers` are resolved
+   * from: a file or directory path, or a `file:` URL, inside the adapter's
+   * own package. Pass the test file's `import.meta.url`. Default: the current
+   * working directory (vitest's is the package being tested).
+   */
+  readonly root?: string | URL;
 }
 
+/**
+ * The capabilities a subject may declare. Each names something a backend may
+ * lack for a real reason; the tests that depend on it are skipped with its
+ * name rather than weakened. See docs/writing-an-adapter.md for which test
+ * families need which.
+ */
 export interface ConformanceCapabilities {
   /**
    * Locations are local files whose bytes the suite may read and write, and
-   * whose directories it may create siblings and symlinks in. Default false.
+   * whose directories it may create siblings and symlinks in.
    */
   readonly files?: boolean;
+  /**
+   * The driver can be built in another Node process (`subject.child`): the
+   * cross-process, lock-holder and peer tests start such processes.
+   */
+  readonly childProcesses?: boolean;
+  /**
+   * Another connection can open the database and read it while a connection
+   * (in this process or another) holds a write transaction.
+   */
+  readonly readersDuringWrite?: boolean;
+  /**
+   * WAL works with shared memory (the -shm index): several connections stay
+   * open on one WAL database at once, readers see a snapshot while a writer
+   * commits. Without it SQLite needs EXCLUSIVE locking mode for WAL, and one
+   * connection owns the file until it closes.
+   */
+  readonly walSharedMemory?: boolean;
+  /**
+   * The driver takes SQLite's standard OS file locks, which every other
+   * SQLite library on the machine sees: a write through another library
+   * waits for (or fails `busy` against) a lock this one holds.
+   */
+  readonly sharedLocks?: boolean;
+  /**
+   * A lock dies with the process that held it (the OS drops file locks of a
+   * killed process), so the next opener proceeds within its busy timeout.
+   */
+  readonly crashSafeLocks?: boolean;
+  /**
+   * Failures carry SQLite's extended result code (SQLITE_CONSTRAINT_PRIMARYKEY,
+   * SQLITE_CONSTRAINT_TRIGGER, …), not only the primary code or a message.
+   */
+  readonly extendedErrorCodes?: boolean;
+  /**
+   * The database is on a server (libSQL's sqld): no file, pragmas with values
+   * refused. Tests that need a local database declare "local", which a remote
+   * subject lacks.
+   */
+  readonly remote?: boolean;
 }
 
+export type Capability = keyof ConformanceCapabilities;
+
 export interface ConformanceChild {
+  /**
+   * The driver's module: a bare specifier (resolved from `subject.root`, so
+   * the adapter's own package and its dependencies are found), an absolute
+   * path, or a `file:` URL.
+   */
   readonly module: string;
+  /** A function export that returns the driver when called with no arguments. */
   readonly exportName: string;
 }
 

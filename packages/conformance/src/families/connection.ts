@@ -35,8 +35,9 @@ async function pragma(lease: Lease, name: string): Promise<unknown> {
 export function describeConnection(fx: Fixtures): void {
   describe("connection contract", () => {
     describe("entries", () => {
-      if (fx.files) {
-        it("reaches one entry through a relative path, dir/../dir/x and a symlinked directory", async () => {
+      fx.needs("files").it(
+        "reaches one entry through a relative path, dir/../dir/x and a symlinked directory",
+        async () => {
           const scratch = await fx.scratchDirectory();
           const directory = join(scratch, "real");
           await mkdir(directory);
@@ -56,8 +57,8 @@ export function describeConnection(fx: Fixtures): void {
           // One connection: a TEMP table made through one spelling is seen through the others.
           await leases[0]!.transact((tx) => tx.execute("CREATE TEMP TABLE marker (x)"));
           for (const lease of leases) expect(await hasMarker(lease)).toBe(true);
-        });
-      }
+        },
+      );
 
       it("shares one opening among concurrent opens of one location", async () => {
         let establishing = 0;
@@ -286,16 +287,17 @@ export function describeConnection(fx: Fixtures): void {
         expect(s.entries).toHaveLength(1);
       });
 
-      if (fx.files) {
-        it("in a missing directory leaves no entry and creates nothing", async () => {
+      fx.needs("files").it(
+        "in a missing directory leaves no entry and creates nothing",
+        async () => {
           const s = store(fx);
           const missing = join(await fx.scratchDirectory(), "missing");
           const error = await failureOf(() => s.open(join(missing, "run.db"), { create: true }));
           expect(error.code).toBe("cannot_open");
           expect(s.entries).toStrictEqual([]);
           expect(existsSync(missing)).toBe(false);
-        });
-      }
+        },
+      );
 
       it("whose establish step fails leaves no entry, the file untouched, and the next open starts afresh", async () => {
         const location = await seededLocation(fx, LOG);
@@ -322,22 +324,20 @@ export function describeConnection(fx: Fixtures): void {
       });
     });
 
-    if (fx.files) {
-      describe("durability", () => {
-        it("opens in WAL with synchronous NORMAL (1) by default", async () => {
-          const lease = await store(fx).open(fx.location(), { create: true });
-          expect(await pragma(lease, "journal_mode")).toBe("wal");
-          expect(await pragma(lease, "synchronous")).toBe(1);
-        });
-
-        it("sets synchronous FULL (2) with durability full", async () => {
-          const lease = await store(fx, { durability: "full" }).open(fx.location(), {
-            create: true,
-          });
-          expect(await pragma(lease, "journal_mode")).toBe("wal");
-          expect(await pragma(lease, "synchronous")).toBe(2);
-        });
+    fx.needs("files").describe("durability", () => {
+      it("opens in WAL with synchronous NORMAL (1) by default", async () => {
+        const lease = await store(fx).open(fx.location(), { create: true });
+        expect(await pragma(lease, "journal_mode")).toBe("wal");
+        expect(await pragma(lease, "synchronous")).toBe(1);
       });
-    }
+
+      it("sets synchronous FULL (2) with durability full", async () => {
+        const lease = await store(fx, { durability: "full" }).open(fx.location(), {
+          create: true,
+        });
+        expect(await pragma(lease, "journal_mode")).toBe("wal");
+        expect(await pragma(lease, "synchronous")).toBe(2);
+      });
+    });
   });
 }

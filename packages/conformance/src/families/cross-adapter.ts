@@ -10,7 +10,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { SCHEMA_V1_DIGEST } from "@runledger/core";
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import type { PeerAppend } from "../child/run-peer-protocol.js";
 import type { Fixtures } from "../fixtures.js";
 import {
@@ -27,11 +27,9 @@ import {
 const VERSION_STAMP = { from: 92, to: 99 } as const;
 
 export function describeCrossAdapter(fx: Fixtures): void {
-  const peers = fx.subject.peers ?? [];
-  if (!fx.files || peers.length === 0) return;
-
+  const { it } = fx.needs("files", "peers");
   describe("cross-adapter files", () => {
-    for (const peer of peers) {
+    for (const peer of fx.peers) {
       it(`opens, appends to and verifies a run created here in ${peer.name}`, async () => {
         const location = fx.location();
         const lease = await openRun(fx, location);

@@ -5,7 +5,7 @@
  * past a short deadline turns the other's write into `busy`, promptly, with
  * nothing written.
  */
-import { describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
 import { column, seededLocation, startCounter, store } from "./contract-fixtures.js";
 
@@ -16,9 +16,7 @@ const BUSY_DEADLINE_MS = 300;
 const BUSY_ARRIVES_WITHIN_MS = 1_500;
 
 export function describeCrossProcess(fx: Fixtures): void {
-  if (!fx.files || fx.subject.child === undefined) return;
-
-  describe("cross-process contract", () => {
+  fx.needs("files", "childProcesses", "walSharedMemory").describe("cross-process contract", () => {
     it(`counts exactly ${PROCESSES * TRANSACTIONS_EACH} from ${PROCESSES} processes × ${TRANSACTIONS_EACH} transactions, none of them busy`, async ({
       annotate,
     }) => {

@@ -11,18 +11,17 @@ import {
   DATASTORE_SCHEMA_V1_DIGEST,
   DATASTORE_SCHEMA_VERSION,
 } from "@runledger/core";
-import { describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
 import { datastoreStore } from "./routing-fixtures.js";
 import { fingerprint, liveSchema, noise, schemaDigest } from "./run-fixtures.js";
 
 export function describeDatastoreFiles(fx: Fixtures): void {
-  if (!fx.files) return;
-  describe("datastore files", () => {
+  fx.needs("files").describe("datastore files", () => {
     /** A location alone in its own directory, so its listing is its own. */
     const lonely = async () => join(await fx.scratchDirectory(), "datastore.sqlite");
 
-    it("a fresh datastore holds exactly its manifest", async () => {
+    fx.needs("walSharedMemory").it("a fresh datastore holds exactly its manifest", async () => {
       const location = await lonely();
       const handle = await datastoreStore(fx).open(location, { create: true });
       expect(handle).toBeDefined();

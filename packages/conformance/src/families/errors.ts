@@ -8,6 +8,7 @@ import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { type ExpectedFailure, expectTranslated, type Fixtures, failureOf } from "../fixtures.js";
+import type { Gated } from "../requirements.js";
 
 const SCHEMA = `
   CREATE TABLE parent (id INTEGER PRIMARY KEY);
@@ -95,12 +96,22 @@ export function describeErrors(fx: Fixtures): void {
     }
 
     for (const c of STATEMENT_CASES) {
+      // The stable code and SQLite's primary code: every subject gives these.
       it(`${c.behaviour} and changes nothing`, async () => {
         const db = await fx.open(await fx.database(SCHEMA));
         const error = await failureOf(() => db.execute(c.sql, c.params ?? []));
-        expectTranslated(error, c);
+        expectTranslated(error, { ...c, extended: false });
         expect(await counts(db)).toStrictEqual({ parents: 1, children: 1 });
       });
+      if (c.sqliteCode !== c.sqliteCode.split("_").slice(0, 2).join("_")) {
+        fx.needs("extendedErrorCodes").it(
+          `${c.behaviour}, reported as ${c.sqliteCode}`,
+          async () => {
+            const db = await fx.open(await fx.database(SCHEMA));
+            expectTranslated(await failureOf(() => db.execute(c.sql, c.params ?? [])), c);
+          },
+        );
+      }
     }
 
     it("translates the same failure the same way in a script and in a transaction", async () => {
@@ -108,6 +119,7 @@ export function describeErrors(fx: Fixtures): void {
       const expected = {
         code: "constraint_foreign_key",
         sqliteCode: "SQLITE_CONSTRAINT_FOREIGNKEY",
+        extended: fx.has("extendedErrorCodes"),
       } as const;
       expectTranslated(
         await failureOf(() => db.executeScript("INSERT INTO child (id, parent) VALUES (2, 99);")),
@@ -126,12 +138,12 @@ export function describeErrors(fx: Fixtures): void {
       expect(await counts(db)).toStrictEqual({ parents: 1, children: 1 });
     });
 
-    if (fx.files) describeFileErrors(fx);
-    if (fx.subject.child !== undefined) describeBusy(fx);
+    describeFileErrors(fx, fx.needs("files"));
+    describeBusy(fx, fx.needs("childProcesses", "readersDuringWrite"));
   });
 }
 
-function describeFileErrors(fx: Fixtures): void {
+function describeFileErrors(fx: Fixtures, { it }: Gated): void {
   async function siblings(location: string): Promise<string[]> {
     const name = basename(location);
     return (await readdir(dirname(location))).filter((entry) => entry.startsWith(name)).sort();
@@ -202,7 +214,7 @@ function describeFileErrors(fx: Fixtures): void {
   });
 }
 
-function describeBusy(fx: Fixtures): void {
+function describeBusy(fx: Fixtures, { it }: Gated): void {
   const TABLE = "CREATE TABLE entry (id INTEGER PRIMARY KEY, writer TEXT NOT NULL)";
   const busy = { code: "busy", sqliteCode: "SQLITE_BUSY" } as const;
 

@@ -8,13 +8,11 @@
 import { existsSync, realpathSync } from "node:fs";
 import { mkdir, symlink } from "node:fs/promises";
 import { isAbsolute, join, relative } from "node:path";
-import { describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import type { Fixtures } from "../fixtures.js";
 
 export function describeIdentity(fx: Fixtures): void {
-  if (!fx.files) return;
-
-  describe("identity", () => {
+  fx.needs("files").describe("identity", () => {
     /** scratch/real/run.db (created through the driver unless `create` is false). */
     async function layout(create = true) {
       const scratch = await fx.scratchDirectory();

@@ -156,11 +156,10 @@ export function describeReadModel(fx: Fixtures): void {
         "lost",
       );
     });
-
-    const peers = fx.subject.peers ?? [];
-    if (fx.files) {
-      for (const peer of peers) {
-        it(`has a log written here caught up by ${peer.name} in a child process, and the reverse`, async () => {
+    for (const peer of fx.peers) {
+      fx.needs("files", "peers").it(
+        `has a log written here caught up by ${peer.name} in a child process, and the reverse`,
+        async () => {
           const units = standardWorkload();
           // Written here, caught up there.
           const { store, log, location } = await newLog(fx);
@@ -199,8 +198,8 @@ export function describeReadModel(fx: Fixtures): void {
           const { model: mine } = await newModel(fx);
           await mine.catchUp(theirs);
           await expectModelEquals(mine, peerExpected);
-        });
-      }
+        },
+      );
     }
   });
 }

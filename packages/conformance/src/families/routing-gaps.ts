@@ -320,7 +320,7 @@ export function describeRoutingGaps(fx: Fixtures): void {
       });
     });
 
-    it.skipIf(!fx.files)(
+    fx.needs("files").it(
       "no secret value in any byte of the closed stores' files (incl. -wal/-shm) or in any chunk, though the documents naming the secrets are there",
       async () => {
         const vault = new MemoryVault();
@@ -359,7 +359,7 @@ export function describeRoutingGaps(fx: Fixtures): void {
       },
     );
 
-    it.skipIf(!fx.files)(
+    fx.needs("files").it(
       "no secret value in the commit log's staging area while a unit has spilled the scenario and not committed",
       async () => {
         const vault = new MemoryVault();
@@ -427,8 +427,8 @@ export function describeRoutingGaps(fx: Fixtures): void {
       },
     );
 
-    for (const peer of fx.subject.peers ?? []) {
-      it.skipIf(!fx.files)(
+    for (const peer of fx.peers) {
+      fx.needs("files", "peers").it(
         `a v3 scenario written here is caught up by ${peer.name} in a child process into the documents' bytes and catalog rows`,
         async () => {
           const outcome = await runScenarioOnV3(fx);
@@ -461,7 +461,7 @@ export function describeRoutingGaps(fx: Fixtures): void {
         },
       );
 
-      it.skipIf(!fx.files)(
+      fx.needs("files", "peers").it(
         `a namespaced v3 scenario written by ${peer.name} in a child process is caught up here into the documents' bytes and catalog rows`,
         async () => {
           const datastoreLocation = fx.location();

@@ -119,79 +119,88 @@ function commitSizes(result: CommitResult): Record<string, number[]> {
 export function describeRoutingGuards(fx: Fixtures): void {
   describe("routing guards", () => {
     for (const sibling of ["the same store", "another store"] as const) {
-      it(`a format-2 handle refuses every write, writing nothing, once a handle of ${sibling} opted the datastore into format 3`, async () => {
-        const location = fx.location();
-        const store = datastoreStore(fx);
-        const stale = await store.open(location, { create: true });
-        expect(stale.format).toBe(2);
-        const other = await (sibling === "the same store" ? store : datastoreStore(fx)).open(
-          location,
-        );
-        await other.optIntoFormat3();
-        expect(stale.format, "the handle still believes what it read at open").toBe(2);
+      fx.needs("walSharedMemory").it(
+        `a format-2 handle refuses every write, writing nothing, once a handle of ${sibling} opted the datastore into format 3`,
+        async () => {
+          const location = fx.location();
+          const store = datastoreStore(fx);
+          const stale = await store.open(location, { create: true });
+          expect(stale.format).toBe(2);
+          const other = await (sibling === "the same store" ? store : datastoreStore(fx)).open(
+            location,
+          );
+          await other.optIntoFormat3();
+          expect(stale.format, "the handle still believes what it read at open").toBe(2);
 
-        const writes: [string, () => Promise<unknown>][] = [
-          ["runs.create", () => new WorkflowRunRepository(stale).create(R1, { a: 1 })],
-          ["runs.update", () => new WorkflowRunRepository(stale).update(R1, { a: 2 })],
-          ["runs.delete", () => new WorkflowRunRepository(stale).delete(R1)],
-          ["definitions.create", () => new DefinitionRepository(stale, "model").create("m", "{}")],
-          ["auto.save", () => new AutoDefinitionRepository(stale).save("a", "{}")],
-          ["datastore.write", () => stale.write("raw", (w) => w.put("x/y", encode("z")))],
-        ];
-        for (const [name, write] of writes) {
-          const error = await failureOf(write);
-          expect(error.code, name).toBe("datastore_format_changed");
-          expect(error.details, name).toMatchObject({ opened: 2, found: 3 });
-          expect(error.message, name).toMatch(/open the datastore again/);
-        }
-        expect(await stale.documents()).toEqual([]);
-        expect(await stale.syncChanges()).toEqual([]);
-        expect(await stale.marker()).toMatchObject({ format: 3 });
-        // Reading is harmless and still works; a reopened handle writes as format 3.
-        expect(await new WorkflowRunRepository(stale).get(R1)).toBeUndefined();
-        const reopened = await store.open(location);
-        expect(reopened.format).toBe(3);
-        const { log } = await newLog(fx);
-        const unit = await log.begin();
-        const unbind = bindUnit(reopened.hook, unit);
-        await new WorkflowRunRepository(reopened).create(R1, { a: 1 });
-        unbind();
-        expect((await unit.commit()).committed.map((p) => p.partition)).toEqual(["run--wf--r1"]);
-        expect(await stale.syncChanges(), "still no route-1 signal").toEqual([]);
-      });
+          const writes: [string, () => Promise<unknown>][] = [
+            ["runs.create", () => new WorkflowRunRepository(stale).create(R1, { a: 1 })],
+            ["runs.update", () => new WorkflowRunRepository(stale).update(R1, { a: 2 })],
+            ["runs.delete", () => new WorkflowRunRepository(stale).delete(R1)],
+            [
+              "definitions.create",
+              () => new DefinitionRepository(stale, "model").create("m", "{}"),
+            ],
+            ["auto.save", () => new AutoDefinitionRepository(stale).save("a", "{}")],
+            ["datastore.write", () => stale.write("raw", (w) => w.put("x/y", encode("z")))],
+          ];
+          for (const [name, write] of writes) {
+            const error = await failureOf(write);
+            expect(error.code, name).toBe("datastore_format_changed");
+            expect(error.details, name).toMatchObject({ opened: 2, found: 3 });
+            expect(error.message, name).toMatch(/open the datastore again/);
+          }
+          expect(await stale.documents()).toEqual([]);
+          expect(await stale.syncChanges()).toEqual([]);
+          expect(await stale.marker()).toMatchObject({ format: 3 });
+          // Reading is harmless and still works; a reopened handle writes as format 3.
+          expect(await new WorkflowRunRepository(stale).get(R1)).toBeUndefined();
+          const reopened = await store.open(location);
+          expect(reopened.format).toBe(3);
+          const { log } = await newLog(fx);
+          const unit = await log.begin();
+          const unbind = bindUnit(reopened.hook, unit);
+          await new WorkflowRunRepository(reopened).create(R1, { a: 1 });
+          unbind();
+          expect((await unit.commit()).committed.map((p) => p.partition)).toEqual(["run--wf--r1"]);
+          expect(await stale.syncChanges(), "still no route-1 signal").toEqual([]);
+        },
+      );
     }
 
-    it("a handle refuses to write when another connection changed the marker under it, either way", async () => {
-      const location = fx.location();
-      const v2 = await datastoreStore(fx).open(location, { create: true });
-      const raw = await fx.open(location);
-      onTestFinished(() => raw.close());
-      await raw.execute("INSERT INTO format_marker (singleton, marker) VALUES (1, ?)", [
-        '{"format":3,"minReaderFormat":3,"writtenBy":"runledger/other"}',
-      ]);
-      const toThree = await failureOf(() => new WorkflowRunRepository(v2).create(R1, {}));
-      expect(toThree.code).toBe("datastore_format_changed");
-      expect(toThree.details).toMatchObject({ opened: 2, found: 3 });
+    fx.needs("walSharedMemory").it(
+      "a handle refuses to write when another connection changed the marker under it, either way",
+      async () => {
+        const location = fx.location();
+        const v2 = await datastoreStore(fx).open(location, { create: true });
+        const raw = await fx.open(location);
+        onTestFinished(() => raw.close());
+        await raw.execute("INSERT INTO format_marker (singleton, marker) VALUES (1, ?)", [
+          '{"format":3,"minReaderFormat":3,"writtenBy":"runledger/other"}',
+        ]);
+        const toThree = await failureOf(() => new WorkflowRunRepository(v2).create(R1, {}));
+        expect(toThree.code).toBe("datastore_format_changed");
+        expect(toThree.details).toMatchObject({ opened: 2, found: 3 });
 
-      const v3 = await datastoreStore(fx).open(location);
-      expect(v3.format).toBe(3);
-      await raw.execute("DELETE FROM format_marker");
-      const { log } = await newLog(fx);
-      const unbind = bindUnit(v3.hook, await log.begin());
-      const toTwo = await failureOf(() => new WorkflowRunRepository(v3).create(R1, {}));
-      unbind();
-      expect(toTwo.code).toBe("datastore_format_changed");
-      expect(toTwo.details).toMatchObject({ opened: 3, found: 2 });
-      expect(await v3.documents()).toEqual([]);
-      expect(await v3.syncChanges()).toEqual([]);
+        const v3 = await datastoreStore(fx).open(location);
+        expect(v3.format).toBe(3);
+        await raw.execute("DELETE FROM format_marker");
+        const { log } = await newLog(fx);
+        const unbind = bindUnit(v3.hook, await log.begin());
+        const toTwo = await failureOf(() => new WorkflowRunRepository(v3).create(R1, {}));
+        unbind();
+        expect(toTwo.code).toBe("datastore_format_changed");
+        expect(toTwo.details).toMatchObject({ opened: 3, found: 2 });
+        expect(await v3.documents()).toEqual([]);
+        expect(await v3.syncChanges()).toEqual([]);
 
-      // A marker of the same format in other words is not a change of format.
-      await raw.execute("INSERT INTO format_marker (singleton, marker) VALUES (1, ?)", [
-        '{"format":2,"minReaderFormat":2,"writtenBy":"runledger/other"}',
-      ]);
-      await new WorkflowRunRepository(v2).create(R1, { a: 1 });
-      expect((await v2.documents()).map((d) => d.path)).toEqual([R1_PATH]);
-    });
+        // A marker of the same format in other words is not a change of format.
+        await raw.execute("INSERT INTO format_marker (singleton, marker) VALUES (1, ?)", [
+          '{"format":2,"minReaderFormat":2,"writtenBy":"runledger/other"}',
+        ]);
+        await new WorkflowRunRepository(v2).create(R1, { a: 1 });
+        expect((await v2.documents()).map((d) => d.path)).toEqual([R1_PATH]);
+      },
+    );
 
     for (const cause of ["a callback that throws after staging", "a failed COMMIT"] as const) {
       for (const where of ["in the unit's buffer", "spilled to the staging area"] as const) {

@@ -193,7 +193,7 @@ export function v1BaseFile(fx: Fixtures): () => Promise<string> {
     made ??= (async () => {
       const location = join(await fx.scratchDirectory(), "base.sqlite");
       const appends = [{ record: { step: "fetch" } }, { record: { step: "build" }, key: "b" }];
-      const child = fx.subject.child;
+      const child = fx.has("childProcesses") ? fx.subject.child : undefined;
       if (child !== undefined) {
         await runPeer(child, { location, create: CREATE, appends });
       } else {

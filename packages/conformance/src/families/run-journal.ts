@@ -70,155 +70,168 @@ export function describeRunJournal(fx: Fixtures): void {
       expect(times).toEqual([...times].sort((a, b) => a - b));
     });
 
-    it("leaves no gap where an append was rolled back, whole or by savepoint", async () => {
-      const lease = await openRun(fx, fx.location());
-      await lease.transact((tx) => tx.journal.append({ n: 1 }));
-      const boom = new Error("the caller changed its mind");
-      await expect(
-        lease.transact(async (tx) => {
-          await tx.journal.append({ n: "rolled back" });
-          throw boom;
-        }),
-      ).rejects.toBe(boom);
-      const sequences = await lease.transact(async (tx) => {
-        const kept = await tx.journal.append({ n: 2 });
+    // Core tells a stale sequence guess by SQLITE_CONSTRAINT_TRIGGER.
+    fx.needs("extendedErrorCodes").it(
+      "leaves no gap where an append was rolled back, whole or by savepoint",
+      async () => {
+        const lease = await openRun(fx, fx.location());
+        await lease.transact((tx) => tx.journal.append({ n: 1 }));
+        const boom = new Error("the caller changed its mind");
         await expect(
-          tx.savepoint(async (sp) => {
-            await sp.journal.append({ n: "undone by savepoint" });
+          lease.transact(async (tx) => {
+            await tx.journal.append({ n: "rolled back" });
             throw boom;
           }),
         ).rejects.toBe(boom);
-        const next = await tx.journal.append({ n: 3 });
-        return [kept.sequence, next.sequence];
-      });
-      expect(sequences).toEqual([2, 3]);
-      expect((await journal(lease)).map((e) => [e.sequence, e.record.n])).toEqual([
-        [1, 1],
-        [2, 2],
-        [3, 3],
-      ]);
-    });
+        const sequences = await lease.transact(async (tx) => {
+          const kept = await tx.journal.append({ n: 2 });
+          await expect(
+            tx.savepoint(async (sp) => {
+              await sp.journal.append({ n: "undone by savepoint" });
+              throw boom;
+            }),
+          ).rejects.toBe(boom);
+          const next = await tx.journal.append({ n: 3 });
+          return [kept.sequence, next.sequence];
+        });
+        expect(sequences).toEqual([2, 3]);
+        expect((await journal(lease)).map((e) => [e.sequence, e.record.n])).toEqual([
+          [1, 1],
+          [2, 2],
+          [3, 3],
+        ]);
+      },
+    );
 
-    it("records the root current at each append, after another handle moved it and after rolled-back applies", async () => {
-      const { lease, other } = await twoHandles(fx);
-      const appendRoot = () =>
-        lease.transact(async (tx) => (await tx.journal.append({ n: "probe" })).rootId);
-      expect(await appendRoot()).toBe(EMPTY_ROOT_ID);
-      // Another handle (its own connection) publishes a root.
-      const moved = await other.transact((tx) =>
-        tx.workspace.apply({ put: { "a.txt": "from the other handle" } }),
-      );
-      expect(await appendRoot()).toBe(moved.rootId);
-      // An apply whose transaction rolls back, and one undone by its savepoint.
-      const boom = new Error("changed its mind");
-      await expect(
-        lease.transact(async (tx) => {
-          await tx.workspace.apply({ put: { "b.txt": "rolled back" } });
-          throw boom;
-        }),
-      ).rejects.toBe(boom);
-      expect(await appendRoot()).toBe(moved.rootId);
-      const inside = await lease.transact(async (tx) => {
+    fx.needs("walSharedMemory").it(
+      "records the root current at each append, after another handle moved it and after rolled-back applies",
+      async () => {
+        const { lease, other } = await twoHandles(fx);
+        const appendRoot = () =>
+          lease.transact(async (tx) => (await tx.journal.append({ n: "probe" })).rootId);
+        expect(await appendRoot()).toBe(EMPTY_ROOT_ID);
+        // Another handle (its own connection) publishes a root.
+        const moved = await other.transact((tx) =>
+          tx.workspace.apply({ put: { "a.txt": "from the other handle" } }),
+        );
+        expect(await appendRoot()).toBe(moved.rootId);
+        // An apply whose transaction rolls back, and one undone by its savepoint.
+        const boom = new Error("changed its mind");
         await expect(
-          tx.savepoint(async (sp) => {
-            await sp.workspace.apply({ put: { "c.txt": "undone" } });
+          lease.transact(async (tx) => {
+            await tx.workspace.apply({ put: { "b.txt": "rolled back" } });
             throw boom;
           }),
         ).rejects.toBe(boom);
-        return (await tx.journal.append({ n: "after the savepoint" })).rootId;
-      });
-      expect(inside).toBe(moved.rootId);
-      const applied = await lease.transact((tx) =>
-        tx.workspace.apply({ put: { "d.txt": "kept" } }),
-      );
-      expect(await appendRoot()).toBe(applied.rootId);
-      // What each append returned is what the journal holds, and the pointer agrees.
-      const events = await journal(lease);
-      expect(events.map((e) => e.rootId)).toEqual([
-        EMPTY_ROOT_ID,
-        moved.rootId,
-        moved.rootId,
-        moved.rootId,
-        moved.rootId,
-        applied.rootId,
-        applied.rootId,
-      ]);
-      expect(await lease.read((r) => r.workspace.currentRoot())).toBe(applied.rootId);
-      // Gap-free throughout: every stale guess was refused, never written.
-      expect(events.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7]);
-    });
+        expect(await appendRoot()).toBe(moved.rootId);
+        const inside = await lease.transact(async (tx) => {
+          await expect(
+            tx.savepoint(async (sp) => {
+              await sp.workspace.apply({ put: { "c.txt": "undone" } });
+              throw boom;
+            }),
+          ).rejects.toBe(boom);
+          return (await tx.journal.append({ n: "after the savepoint" })).rootId;
+        });
+        expect(inside).toBe(moved.rootId);
+        const applied = await lease.transact((tx) =>
+          tx.workspace.apply({ put: { "d.txt": "kept" } }),
+        );
+        expect(await appendRoot()).toBe(applied.rootId);
+        // What each append returned is what the journal holds, and the pointer agrees.
+        const events = await journal(lease);
+        expect(events.map((e) => e.rootId)).toEqual([
+          EMPTY_ROOT_ID,
+          moved.rootId,
+          moved.rootId,
+          moved.rootId,
+          moved.rootId,
+          applied.rootId,
+          applied.rootId,
+        ]);
+        expect(await lease.read((r) => r.workspace.currentRoot())).toBe(applied.rootId);
+        // Gap-free throughout: every stale guess was refused, never written.
+        expect(events.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      },
+    );
 
-    it("records the other handle's root when its apply lands right after this lease's rolled-back work", async () => {
-      const { lease, other } = await twoHandles(fx);
-      expect((await lease.transact((tx) => tx.journal.append({ n: "first" }))).sequence).toBe(1);
-      const boom = new Error("changed its mind");
-      // A rolled-back append: the journal is back at 1, as this lease last saw it plus one.
-      await expect(
-        lease.transact(async (tx) => {
-          await tx.journal.append({ n: "rolled back" });
-          throw boom;
-        }),
-      ).rejects.toBe(boom);
-      // The other handle moves the pointer with sequence 2: the sequence this lease
-      // would guess next is free again, but the root is no longer the one it saw.
-      const theirs = await other.transact((tx) =>
-        tx.workspace.apply({ put: { "a.txt": "theirs" } }),
-      );
-      expect(theirs.sequence).toBe(2);
-      const mine = await lease.transact((tx) => tx.journal.append({ n: "mine" }));
-      expect(mine).toMatchObject({ sequence: 3, rootId: theirs.rootId });
-      // The same after a savepoint undid an apply inside a committed transaction.
-      await lease.transact(async (tx) => {
+    fx.needs("walSharedMemory").it(
+      "records the other handle's root when its apply lands right after this lease's rolled-back work",
+      async () => {
+        const { lease, other } = await twoHandles(fx);
+        expect((await lease.transact((tx) => tx.journal.append({ n: "first" }))).sequence).toBe(1);
+        const boom = new Error("changed its mind");
+        // A rolled-back append: the journal is back at 1, as this lease last saw it plus one.
         await expect(
-          tx.savepoint(async (sp) => {
-            await sp.workspace.apply({ put: { "b.txt": "undone" } });
+          lease.transact(async (tx) => {
+            await tx.journal.append({ n: "rolled back" });
             throw boom;
           }),
         ).rejects.toBe(boom);
-      });
-      const again = await other.transact((tx) =>
-        tx.workspace.apply({ put: { "c.txt": "theirs again" } }),
-      );
-      expect(again.sequence).toBe(4);
-      const last = await lease.transact((tx) => tx.journal.append({ n: "mine again" }));
-      expect(last).toMatchObject({ sequence: 5, rootId: again.rootId });
-      const events = await journal(lease);
-      expect(events.map((e) => [e.sequence, e.rootId])).toEqual([
-        [1, EMPTY_ROOT_ID],
-        [2, theirs.rootId],
-        [3, theirs.rootId],
-        [4, again.rootId],
-        [5, again.rootId],
-      ]);
-    });
+        // The other handle moves the pointer with sequence 2: the sequence this lease
+        // would guess next is free again, but the root is no longer the one it saw.
+        const theirs = await other.transact((tx) =>
+          tx.workspace.apply({ put: { "a.txt": "theirs" } }),
+        );
+        expect(theirs.sequence).toBe(2);
+        const mine = await lease.transact((tx) => tx.journal.append({ n: "mine" }));
+        expect(mine).toMatchObject({ sequence: 3, rootId: theirs.rootId });
+        // The same after a savepoint undid an apply inside a committed transaction.
+        await lease.transact(async (tx) => {
+          await expect(
+            tx.savepoint(async (sp) => {
+              await sp.workspace.apply({ put: { "b.txt": "undone" } });
+              throw boom;
+            }),
+          ).rejects.toBe(boom);
+        });
+        const again = await other.transact((tx) =>
+          tx.workspace.apply({ put: { "c.txt": "theirs again" } }),
+        );
+        expect(again.sequence).toBe(4);
+        const last = await lease.transact((tx) => tx.journal.append({ n: "mine again" }));
+        expect(last).toMatchObject({ sequence: 5, rootId: again.rootId });
+        const events = await journal(lease);
+        expect(events.map((e) => [e.sequence, e.rootId])).toEqual([
+          [1, EMPTY_ROOT_ID],
+          [2, theirs.rootId],
+          [3, theirs.rootId],
+          [4, again.rootId],
+          [5, again.rootId],
+        ]);
+      },
+    );
 
-    it("takes the next sequence after another handle's appends, and after its own rolled-back append", async () => {
-      const { lease, other } = await twoHandles(fx);
-      const append = (on: typeof lease, n: string) =>
-        on.transact(async (tx) => (await tx.journal.append({ n })).sequence);
-      expect(await append(lease, "mine")).toBe(1);
-      expect(await append(other, "theirs")).toBe(2);
-      expect(await append(other, "theirs again")).toBe(3);
-      expect(await append(lease, "mine after theirs")).toBe(4);
-      const boom = new Error("changed its mind");
-      await expect(
-        lease.transact(async (tx) => {
-          expect((await tx.journal.append({ n: "rolled back" })).sequence).toBe(5);
-          throw boom;
-        }),
-      ).rejects.toBe(boom);
-      expect(await append(lease, "after the rollback")).toBe(5);
-      expect(await append(other, "theirs last")).toBe(6);
-      const events = await journal(lease);
-      expect(events.map((e) => [e.sequence, e.record.n])).toEqual([
-        [1, "mine"],
-        [2, "theirs"],
-        [3, "theirs again"],
-        [4, "mine after theirs"],
-        [5, "after the rollback"],
-        [6, "theirs last"],
-      ]);
-    });
+    fx.needs("walSharedMemory").it(
+      "takes the next sequence after another handle's appends, and after its own rolled-back append",
+      async () => {
+        const { lease, other } = await twoHandles(fx);
+        const append = (on: typeof lease, n: string) =>
+          on.transact(async (tx) => (await tx.journal.append({ n })).sequence);
+        expect(await append(lease, "mine")).toBe(1);
+        expect(await append(other, "theirs")).toBe(2);
+        expect(await append(other, "theirs again")).toBe(3);
+        expect(await append(lease, "mine after theirs")).toBe(4);
+        const boom = new Error("changed its mind");
+        await expect(
+          lease.transact(async (tx) => {
+            expect((await tx.journal.append({ n: "rolled back" })).sequence).toBe(5);
+            throw boom;
+          }),
+        ).rejects.toBe(boom);
+        expect(await append(lease, "after the rollback")).toBe(5);
+        expect(await append(other, "theirs last")).toBe(6);
+        const events = await journal(lease);
+        expect(events.map((e) => [e.sequence, e.record.n])).toEqual([
+          [1, "mine"],
+          [2, "theirs"],
+          [3, "theirs again"],
+          [4, "mine after theirs"],
+          [5, "after the rollback"],
+          [6, "theirs last"],
+        ]);
+      },
+    );
 
     it("returns the first event for a repeated idempotency key and refuses a different record", async () => {
       const lease = await openRun(fx, fx.location(), predictable());
@@ -278,32 +291,35 @@ export function describeRunJournal(fx: Fixtures): void {
       return lease.read((r) => r.run.get());
     };
 
-    it("stores each of the three reason shapes: none, host + code, journal event", async () => {
-      const location = fx.location();
-      const lease = await openRun(fx, location);
-      const { sequence } = await lease.transact((tx) => tx.journal.append({ failed: "step 3" }));
+    fx.needs("walSharedMemory").it(
+      "stores each of the three reason shapes: none, host + code, journal event",
+      async () => {
+        const location = fx.location();
+        const lease = await openRun(fx, location);
+        const { sequence } = await lease.transact((tx) => tx.journal.append({ failed: "step 3" }));
 
-      const none = await stopAndRead(lease, { status: "completed" });
-      expect([none.status, none.stopReason]).toEqual(["completed", null]);
-      const host = await stopAndRead(lease, {
-        status: "interrupted",
-        reason: { host: "worker-7", code: "SIGTERM" },
-      });
-      expect([host.status, host.stopReason]).toEqual([
-        "interrupted",
-        { host: "worker-7", code: "SIGTERM" },
-      ]);
-      const event = await stopAndRead(lease, { status: "failed", reason: { event: sequence } });
-      expect([event.status, event.stopReason]).toEqual(["failed", { event: sequence }]);
+        const none = await stopAndRead(lease, { status: "completed" });
+        expect([none.status, none.stopReason]).toEqual(["completed", null]);
+        const host = await stopAndRead(lease, {
+          status: "interrupted",
+          reason: { host: "worker-7", code: "SIGTERM" },
+        });
+        expect([host.status, host.stopReason]).toEqual([
+          "interrupted",
+          { host: "worker-7", code: "SIGTERM" },
+        ]);
+        const event = await stopAndRead(lease, { status: "failed", reason: { event: sequence } });
+        expect([event.status, event.stopReason]).toEqual(["failed", { event: sequence }]);
 
-      // Stored as found in the columns, one shape at a time.
-      const row = await firstRow(
-        fx,
-        location,
-        "SELECT status, stop_host, stop_code, stop_event FROM run",
-      );
-      expect(row).toEqual({ status: "failed", stop_host: null, stop_code: null, stop_event: 1 });
-    });
+        // Stored as found in the columns, one shape at a time.
+        const row = await firstRow(
+          fx,
+          location,
+          "SELECT status, stop_host, stop_code, stop_event FROM run",
+        );
+        expect(row).toEqual({ status: "failed", stop_host: null, stop_code: null, stop_event: 1 });
+      },
+    );
 
     it("refuses a reason naming no event as invalid_stop_reason; the transaction goes on and commits", async () => {
       const lease = await openRun(fx, fx.location());

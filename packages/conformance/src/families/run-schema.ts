@@ -47,6 +47,8 @@ const sha256 = (...parts: (string | Buffer)[]) => {
 };
 
 export function describeRunSchema(fx: Fixtures): void {
+  const files = fx.needs("files");
+  const wal = fx.needs("walSharedMemory");
   describe("run schema v1", () => {
     it("serializes a fresh run's pragmas and sqlite_schema rows to SCHEMA_V1_DIGEST", async () => {
       const location = await createdRun(fx);
@@ -60,7 +62,8 @@ export function describeRunSchema(fx: Fixtures): void {
       expect(SCHEMA_V1_DIGEST).toMatch(/^[0-9a-f]{64}$/);
     });
 
-    it("writes application_id and user_version 1 and runs in WAL mode once open", async () => {
+    // biome-ignore format: gated registration; the body keeps its formatting for the merge
+    wal.it("writes application_id and user_version 1 and runs in WAL mode once open", async () => {
       const location = fx.location();
       const lease = await openRun(fx, location);
       expect(await pragma(fx, location, "application_id")).toBe(APPLICATION_ID);
@@ -189,9 +192,8 @@ export function describeRunSchema(fx: Fixtures): void {
       expect(error.details).toEqual({ workflowId: CREATE.workflowId, runId: CREATE.runId });
     });
 
-    if (!fx.files) return;
-
-    it("refuses a missing location without create as not_found and creates no file", async () => {
+    // biome-ignore format: gated registration; the body keeps its formatting for the merge
+    files.it("refuses a missing location without create as not_found and creates no file", async () => {
       const location = fx.location();
       const before = await fingerprint(location);
       const error = await failureOf(() => runStore(fx).open(location));
@@ -200,7 +202,8 @@ export function describeRunSchema(fx: Fixtures): void {
       expect(await fingerprint(location)).toEqual(before);
     });
 
-    it("leaves no schema and both pragmas 0 after a fault at any statement of creation", async () => {
+    // biome-ignore format: gated registration; the body keeps its formatting for the merge
+    files.it("leaves no schema and both pragmas 0 after a fault at any statement of creation", async () => {
       const faults = new FaultInjector(fx.driver());
       const outcomes: { k: number; statement: string; state: string }[] = [];
       let commitAt = 0;

@@ -39,15 +39,18 @@ export function describeSessions(fx: Fixtures): void {
       expect(await names(reader)).toStrictEqual(["a", "b"]);
     });
 
-    it("an open transaction's rows stay invisible to another connection until it commits", async () => {
-      const { writer, reader } = await twoConnections();
-      const tx = await writer.begin("immediate");
-      await insert(tx, "pending");
-      expect(await names(tx), "the transaction sees its own write").toStrictEqual(["pending"]);
-      expect(await names(reader)).toStrictEqual([]);
-      await tx.commit();
-      expect(await names(reader)).toStrictEqual(["pending"]);
-    });
+    fx.needs("readersDuringWrite").it(
+      "an open transaction's rows stay invisible to another connection until it commits",
+      async () => {
+        const { writer, reader } = await twoConnections();
+        const tx = await writer.begin("immediate");
+        await insert(tx, "pending");
+        expect(await names(tx), "the transaction sees its own write").toStrictEqual(["pending"]);
+        expect(await names(reader)).toStrictEqual([]);
+        await tx.commit();
+        expect(await names(reader)).toStrictEqual(["pending"]);
+      },
+    );
 
     it("a rolled-back transaction leaves neither its rows nor its tables behind", async () => {
       const { writer, reader } = await twoConnections();
@@ -93,16 +96,21 @@ export function describeSessions(fx: Fixtures): void {
       expect(await names(reader)).toStrictEqual(["base"]);
     });
 
-    it("a released savepoint's work commits with the transaction", async () => {
-      const { writer, reader } = await twoConnections();
-      const tx = await writer.begin("immediate");
-      await tx.execute("SAVEPOINT sp1");
-      await insert(tx, "kept");
-      await tx.execute("RELEASE sp1");
-      expect(await names(reader), "RELEASE inside a transaction commits nothing").toStrictEqual([]);
-      await tx.commit();
-      expect(await names(reader)).toStrictEqual(["kept"]);
-    });
+    fx.needs("readersDuringWrite").it(
+      "a released savepoint's work commits with the transaction",
+      async () => {
+        const { writer, reader } = await twoConnections();
+        const tx = await writer.begin("immediate");
+        await tx.execute("SAVEPOINT sp1");
+        await insert(tx, "kept");
+        await tx.execute("RELEASE sp1");
+        expect(await names(reader), "RELEASE inside a transaction commits nothing").toStrictEqual(
+          [],
+        );
+        await tx.commit();
+        expect(await names(reader)).toStrictEqual(["kept"]);
+      },
+    );
 
     it("rolling back the transaction discards the work of released savepoints", async () => {
       const { writer } = await twoConnections();

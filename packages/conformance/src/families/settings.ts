@@ -46,46 +46,58 @@ export function describeSettings(fx: Fixtures): void {
       expect(await pragma(db, "foreign_keys")).toBe(1);
     });
 
-    if (!fx.files) return;
+    const files = fx.needs("files");
+    const wal = fx.needs("files", "walSharedMemory");
+    files.it(
+      "leaves a new database in rollback-journal mode until configure asks for WAL",
+      async () => {
+        const db = await fx.open(fx.location());
+        await db.executeScript(SCHEMA);
+        expect(await pragma(db, "journal_mode")).toBe("delete");
+      },
+    );
 
-    it("leaves a new database in rollback-journal mode until configure asks for WAL", async () => {
-      const db = await fx.open(fx.location());
-      await db.executeScript(SCHEMA);
-      expect(await pragma(db, "journal_mode")).toBe("delete");
-    });
+    wal.it(
+      "reads back journal_mode wal and synchronous 1 after configure(wal, normal)",
+      async () => {
+        const location = await fx.database(SCHEMA);
+        const db = await fx.open(location, { create: false });
+        await db.configure({ journalMode: "wal", synchronous: "normal" });
+        expect(await pragma(db, "journal_mode")).toBe("wal");
+        expect(await pragma(db, "synchronous")).toBe(SYNCHRONOUS.normal);
 
-    it("reads back journal_mode wal and synchronous 1 after configure(wal, normal)", async () => {
-      const location = await fx.database(SCHEMA);
-      const db = await fx.open(location, { create: false });
-      await db.configure({ journalMode: "wal", synchronous: "normal" });
-      expect(await pragma(db, "journal_mode")).toBe("wal");
-      expect(await pragma(db, "synchronous")).toBe(SYNCHRONOUS.normal);
+        // The setting holds on the connection a transaction runs on.
+        const tx = await db.begin("immediate");
+        expect(await pragma(tx, "synchronous")).toBe(SYNCHRONOUS.normal);
+        await tx.execute("INSERT INTO parent (id) VALUES (1)");
+        await tx.commit();
+        expect(await pragma(db, "synchronous")).toBe(SYNCHRONOUS.normal);
 
-      // The setting holds on the connection a transaction runs on.
-      const tx = await db.begin("immediate");
-      expect(await pragma(tx, "synchronous")).toBe(SYNCHRONOUS.normal);
-      await tx.execute("INSERT INTO parent (id) VALUES (1)");
-      await tx.commit();
-      expect(await pragma(db, "synchronous")).toBe(SYNCHRONOUS.normal);
+        // WAL belongs to the file: a later connection finds it.
+        const later = await fx.open(location, { create: false });
+        expect(await pragma(later, "journal_mode")).toBe("wal");
+      },
+    );
 
-      // WAL belongs to the file: a later connection finds it.
-      const later = await fx.open(location, { create: false });
-      expect(await pragma(later, "journal_mode")).toBe("wal");
-    });
+    files.it(
+      "reads back synchronous 2 after configure(full) and returns to 1 after configure(normal)",
+      async () => {
+        const db = await fx.open(await fx.database(SCHEMA), { create: false });
+        await db.configure({ synchronous: "full" });
+        expect(await pragma(db, "synchronous")).toBe(SYNCHRONOUS.full);
+        await db.configure({ synchronous: "normal" });
+        expect(await pragma(db, "synchronous")).toBe(SYNCHRONOUS.normal);
+      },
+    );
 
-    it("reads back synchronous 2 after configure(full) and returns to 1 after configure(normal)", async () => {
-      const db = await fx.open(await fx.database(SCHEMA), { create: false });
-      await db.configure({ synchronous: "full" });
-      expect(await pragma(db, "synchronous")).toBe(SYNCHRONOUS.full);
-      await db.configure({ synchronous: "normal" });
-      expect(await pragma(db, "synchronous")).toBe(SYNCHRONOUS.normal);
-    });
-
-    it("switches a WAL database back to rollback-journal mode on configure(delete)", async () => {
-      const db = await fx.open(await fx.database(SCHEMA), { create: false });
-      await db.configure({ journalMode: "wal" });
-      await db.configure({ journalMode: "delete" });
-      expect(await pragma(db, "journal_mode")).toBe("delete");
-    });
+    files.it(
+      "switches a WAL database back to rollback-journal mode on configure(delete)",
+      async () => {
+        const db = await fx.open(await fx.database(SCHEMA), { create: false });
+        await db.configure({ journalMode: "wal" });
+        await db.configure({ journalMode: "delete" });
+        expect(await pragma(db, "journal_mode")).toBe("delete");
+      },
+    );
   });
 }

@@ -1,0 +1,1 @@
+export { wasmDriver } from "./driver.js";
