@@ -4,7 +4,8 @@ import { toHex } from "../port/hash.js";
 import type { Row, SqlValue } from "../port/values.js";
 import type { WriteScope } from "../transaction/scope.js";
 import { type JsonObject, toJsonText } from "./json.js";
-import type { AppendResult, JournalEvent, RunContext } from "./types.js";
+import { isLifecycleRefusal, lifecycleRefusal } from "./lifecycle.js";
+import type { AppendResult, JournalEvent, RunContext, RunStatus } from "./types.js";
 
 const SELECT_EVENT = `SELECT sequence, event_id, idempotency_key, record, root_id, written_at FROM journal`;
 
@@ -138,6 +139,15 @@ export class JournalWriter extends JournalReader {
     return this.#insert(text, null, root);
   }
 
+  /**
+   * Appends a record already serialized by `journalText`, with no key (a
+   * resume's own event).
+   * @internal
+   */
+  appendText(text: string): Promise<AppendResult> {
+    return this.#insert(text, null, undefined);
+  }
+
   async #insert(
     text: string,
     key: string | null,
@@ -175,8 +185,11 @@ export class JournalWriter extends JournalReader {
         root = row?.root_id;
       }
     } catch (error) {
-      // Any constraint failure here means the stored run is inconsistent:
-      // a storage failure, never committed past.
+      // The run is not running (schema trigger journal_run_running): a
+      // refusal of this one statement, which wrote nothing.
+      if (isLifecycleRefusal(error)) throw await this.#lifecycle(error, knownRoot);
+      // Any other constraint failure here means the stored run is
+      // inconsistent: a storage failure, never committed past.
       if (isRunledgerError(error) && error.code.startsWith("constraint")) {
         this.#scope.doom(await this.#explain(error));
       }
@@ -196,6 +209,17 @@ export class JournalWriter extends JournalReader {
       if (isRunledgerError(error) && error.sqliteCode === "SQLITE_CONSTRAINT_TRIGGER") return false;
       throw error;
     }
+  }
+
+  /** The lifecycle's own refusal for an append (or an apply's event) on a run not running. */
+  async #lifecycle(error: unknown, knownRoot: Uint8Array | undefined): Promise<unknown> {
+    const { rows } = await this.executor.execute("SELECT status FROM run WHERE singleton = 1");
+    const status = rows[0]?.status;
+    if (typeof status !== "string") return error;
+    return (
+      lifecycleRefusal(status as RunStatus, knownRoot === undefined ? "append" : "apply", undefined, error) ??
+      error
+    );
   }
 
   /** A constraint failure on append: a missing current root says so; anything else is itself. */
