@@ -13,7 +13,7 @@ import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { createSchema } from "../schema/create.js";
 import type { SchemaManifest } from "../schema/manifest.js";
-import { describeFresh, asDamage, recognize } from "../schema/recognize.js";
+import { asDamage, describeFresh, recognize } from "../schema/recognize.js";
 import type { EstablishSteps, LogContext } from "./context.js";
 import { READ_MODEL_SCHEMA_V1 } from "./read-model-schema-v1.js";
 import { COMMIT_LOG_SCHEMA_V1 } from "./schema-v1.js";

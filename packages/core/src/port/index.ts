@@ -27,5 +27,12 @@ export {
 } from "./files.js";
 export { createSha256, type Sha256Stream, sha256, sha256Hex, toHex, utf8 } from "./hash.js";
 export { timeOrderedId } from "./ids.js";
+export {
+  isWalHeader,
+  planReadOnlyOpen,
+  type ReadOnlyFacts,
+  type ReadOnlyPlan,
+  readOnlyUri,
+} from "./read-only.js";
 export { applySettings } from "./settings.js";
 export { isSqlValue, normalizeInteger, plainBytes, type Row, type SqlValue } from "./values.js";

@@ -3,7 +3,7 @@ import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import type { Row } from "../port/values.js";
 import { createSchema } from "../schema/create.js";
-import { describeFresh, asDamage, recognize } from "../schema/recognize.js";
+import { asDamage, describeFresh, recognize } from "../schema/recognize.js";
 import type { WriteScope } from "../transaction/scope.js";
 import { EMPTY_ROOT_ID_BYTES, EMPTY_TREE_ID_BYTES, ROOT_FORMAT } from "../workspace/identity.js";
 import { toJsonText } from "./json.js";

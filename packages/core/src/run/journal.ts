@@ -217,8 +217,12 @@ export class JournalWriter extends JournalReader {
     const status = rows[0]?.status;
     if (typeof status !== "string") return error;
     return (
-      lifecycleRefusal(status as RunStatus, knownRoot === undefined ? "append" : "apply", undefined, error) ??
-      error
+      lifecycleRefusal(
+        status as RunStatus,
+        knownRoot === undefined ? "append" : "apply",
+        undefined,
+        error,
+      ) ?? error
     );
   }
 

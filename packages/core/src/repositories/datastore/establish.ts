@@ -14,7 +14,7 @@ import type { EstablishContext } from "../../connection/provider.js";
 import { RunledgerError } from "../../port/errors.js";
 import type { DatastoreFormat } from "../../routing/hook.js";
 import { createSchema } from "../../schema/create.js";
-import { describeFresh, asDamage, recognize } from "../../schema/recognize.js";
+import { asDamage, describeFresh, recognize } from "../../schema/recognize.js";
 import { formatOf, markerFor, serializeMarker } from "./marker.js";
 import { DATASTORE_SCHEMA_V1 } from "./schema-v1.js";
 
