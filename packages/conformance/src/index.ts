@@ -16,12 +16,14 @@ import { describeCrossProcess } from "./families/cross-process.js";
 import { describeDatastoreFiles } from "./families/datastore-files.js";
 import { describeErrors } from "./families/errors.js";
 import { describeIdentity } from "./families/identity.js";
+import { describePrefixListing } from "./families/prefix-listing.js";
 import { describeReadModel } from "./families/read-model.js";
 import { describeRouting } from "./families/routing.js";
 import { describeRoutingGaps } from "./families/routing-gaps.js";
 import { describeRoutingGuards } from "./families/routing-guards.js";
 import { describeRoutingReconcile } from "./families/routing-reconcile.js";
 import { describeRunJournal } from "./families/run-journal.js";
+import { describeRunLifecycle } from "./families/run-lifecycle.js";
 import { describeRunSchema } from "./families/run-schema.js";
 import { describeSessions } from "./families/sessions.js";
 import { describeSettings } from "./families/settings.js";
@@ -62,6 +64,8 @@ export function describeConformance(subject: ConformanceSubject): void {
     describeRoutingGaps(fixtures);
     describeRoutingReconcile(fixtures);
     describeDatastoreFiles(fixtures);
+    describeRunLifecycle(fixtures);
+    describePrefixListing(fixtures);
   });
 }
 
