@@ -18,6 +18,7 @@ import { describeErrors } from "./families/errors.js";
 import { describeIdentity } from "./families/identity.js";
 import { describePrefixListing } from "./families/prefix-listing.js";
 import { describeReadModel } from "./families/read-model.js";
+import { describeReadOnly } from "./families/read-only.js";
 import { describeRouting } from "./families/routing.js";
 import { describeRoutingGaps } from "./families/routing-gaps.js";
 import { describeRoutingGuards } from "./families/routing-guards.js";
@@ -66,6 +67,7 @@ export function describeConformance(subject: ConformanceSubject): void {
     describeDatastoreFiles(fixtures);
     describeRunLifecycle(fixtures);
     describePrefixListing(fixtures);
+    describeReadOnly(fixtures);
   });
 }
 
