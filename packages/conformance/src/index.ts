@@ -15,6 +15,7 @@ import { describeCrossAdapter } from "./families/cross-adapter.js";
 import { describeCrossProcess } from "./families/cross-process.js";
 import { describeDatastoreFiles } from "./families/datastore-files.js";
 import { describeErrors } from "./families/errors.js";
+import { describeFirstOpeners } from "./families/first-openers.js";
 import { describeIdentity } from "./families/identity.js";
 import { describePrefixListing } from "./families/prefix-listing.js";
 import { describeReadModel } from "./families/read-model.js";
@@ -68,6 +69,7 @@ export function describeConformance(subject: ConformanceSubject): void {
     describeRunLifecycle(fixtures);
     describePrefixListing(fixtures);
     describeReadOnly(fixtures);
+    describeFirstOpeners(fixtures);
   });
 }
 
