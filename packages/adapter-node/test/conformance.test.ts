@@ -5,7 +5,7 @@ describeConformance({
   name: "adapter-node",
   driver: () => nodeDriver(),
   location: temporaryFiles("runledger-node-"),
-  capabilities: { files: true },
+  capabilities: { files: true, closeRemovesSideFiles: true },
   child: { module: "@runledger/adapter-node", exportName: "nodeDriver" },
   // The other adapter, run in a child process for the cross-adapter families.
   peers: [

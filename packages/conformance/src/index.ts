@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe } from "vitest";
 import { describeBadFiles } from "./families/bad-files.js";
+import { describeCloseFiles } from "./families/close-files.js";
 import { describeCommitLog } from "./families/commit-log.js";
 import { describeConnection } from "./families/connection.js";
 import { describeCrossAdapter } from "./families/cross-adapter.js";
@@ -70,6 +71,7 @@ export function describeConformance(subject: ConformanceSubject): void {
     describePrefixListing(fixtures);
     describeReadOnly(fixtures);
     describeFirstOpeners(fixtures);
+    describeCloseFiles(fixtures);
   });
 }
 
