@@ -25,7 +25,8 @@ describe("prefixSuccessor", () => {
     fc.assert(
       fc.property(text, text, (prefix, other) => {
         const upper = prefixSuccessor(prefix);
-        const inRange = compare(other, prefix) >= 0 && (upper === undefined || compare(other, upper) < 0);
+        const inRange =
+          compare(other, prefix) >= 0 && (upper === undefined || compare(other, upper) < 0);
         expect(inRange).toBe(utf8(other).subarray(0, utf8(prefix).length).equals(utf8(prefix)));
         // Every extension of the prefix is in range, whatever follows.
         const extended = prefix + other;

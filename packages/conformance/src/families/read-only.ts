@@ -6,7 +6,7 @@
  * write through its lease is refused with `read_only`. Also here: a SQLite
  * file with no tables is described as such, not as an empty file.
  */
-import { copyFile, chmod, writeFile } from "node:fs/promises";
+import { chmod, copyFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type RunLease, RunStore } from "@runledger/core";
 import { describe, expect, it } from "vitest";
@@ -119,9 +119,7 @@ export function describeReadOnly(fx: Fixtures): void {
       await writer.transact((tx) => tx.journal.append({ n: 1 }));
       const before = await fingerprint(location);
       const reader = await runStore(fx).open(location, { readOnly: true });
-      expect((await reader.read((r) => r.journal.list())).map((e) => e.record)).toEqual([
-        { n: 1 },
-      ]);
+      expect((await reader.read((r) => r.journal.list())).map((e) => e.record)).toEqual([{ n: 1 }]);
       await reader.release();
       expect((await fingerprint(location)).listing).toEqual(before.listing);
     });

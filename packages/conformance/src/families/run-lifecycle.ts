@@ -71,14 +71,15 @@ export function describeRunLifecycle(fx: Fixtures): void {
           const before = await state(lease);
           const attempts: [string, () => Promise<unknown>][] = [
             ["append", () => lease.transact((tx) => tx.journal.append({ n: 2 }))],
-            ["keyed append", () => lease.transact((tx) => tx.journal.append({ n: 2 }, { key: "k" }))],
+            [
+              "keyed append",
+              () => lease.transact((tx) => tx.journal.append({ n: 2 }, { key: "k" })),
+            ],
             ["apply", () => lease.transact((tx) => tx.workspace.apply({ put: { a: "a" } }))],
-            ...PAUSED.map(
-              (to): [string, () => Promise<unknown>] => [
-                `stop as ${to}`,
-                () => lease.transact((tx) => tx.run.stop({ status: to })),
-              ],
-            ),
+            ...PAUSED.map((to): [string, () => Promise<unknown>] => [
+              `stop as ${to}`,
+              () => lease.transact((tx) => tx.run.stop({ status: to })),
+            ]),
           ];
           for (const [what, attempt] of attempts) {
             const error = await failureOf(attempt);
@@ -137,15 +138,16 @@ export function describeRunLifecycle(fx: Fixtures): void {
           const before = await state(lease);
           const attempts: [string, () => Promise<unknown>][] = [
             ["append", () => lease.transact((tx) => tx.journal.append({ n: 2 }))],
-            ["keyed append", () => lease.transact((tx) => tx.journal.append({ n: 2 }, { key: "k" }))],
+            [
+              "keyed append",
+              () => lease.transact((tx) => tx.journal.append({ n: 2 }, { key: "k" })),
+            ],
             ["apply", () => lease.transact((tx) => tx.workspace.apply({ put: { a: "a" } }))],
             ["resume", () => lease.transact((tx) => tx.run.resume())],
-            ...ALL_STOPS.map(
-              (to): [string, () => Promise<unknown>] => [
-                `stop as ${to}`,
-                () => lease.transact((tx) => tx.run.stop({ status: to, reason: { event: 1 } })),
-              ],
-            ),
+            ...ALL_STOPS.map((to): [string, () => Promise<unknown>] => [
+              `stop as ${to}`,
+              () => lease.transact((tx) => tx.run.stop({ status: to, reason: { event: 1 } })),
+            ]),
           ];
           for (const [what, attempt] of attempts) {
             const error = await failureOf(attempt);
