@@ -230,7 +230,11 @@ export class ConnectionProvider<Create = unknown> implements LeaseOwner {
             );
           },
           transact: (fn) => runWriteTransaction(entry, fn, this.busyTimeoutMs),
-          read: (fn) => fn(connection),
+          // Recognition only reads, so it may run again: while another
+          // process creates the file or switches it to WAL, a reader can
+          // meet its exclusive lock (SQLITE_BUSY) even before a statement runs.
+          read: (fn) =>
+            retryWhileBusy(() => fn(connection), this.busyTimeoutMs, `cannot read ${canonical}`),
         }),
       );
     } catch (error) {
