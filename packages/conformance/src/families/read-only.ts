@@ -30,12 +30,19 @@ export function describeReadOnly(fx: Fixtures): void {
   const rollbackBase = v1BaseFile(fx);
 
   describe("read-only opens", () => {
-    /** A WAL run alone in a new directory: three events and a file, every store closed. */
+    /**
+     * A WAL run alone in a new directory: three events and a file. Written
+     * elsewhere, then its database file copied alone once its store closed
+     * (which leaves it whole, see the close family): a driver whose handle
+     * closes later (libSQL) may remove side files beside the original at
+     * any moment, never beside the copy.
+     */
     const walRun = async () => {
+      const written = join(await fx.scratchDirectory(), "written.sqlite");
       const location = join(await fx.scratchDirectory(), "run.sqlite");
       const store = new RunStore({ driver: fx.driver() });
       try {
-        const lease = await store.open(location, { create: CREATE });
+        const lease = await store.open(written, { create: CREATE });
         await lease.transact(async (tx) => {
           await tx.journal.append({ step: "fetch" });
           await tx.workspace.apply({ put: { "out/report.txt": "done" } });
@@ -45,6 +52,7 @@ export function describeReadOnly(fx: Fixtures): void {
       } finally {
         await store.close();
       }
+      await copyFile(written, location);
       return location;
     };
     const rollbackRun = async () => {
