@@ -10,6 +10,7 @@ export default defineConfig({
     "child/run-peer": "src/child/run-peer.ts",
     "child/commit-log-peer": "src/child/commit-log-peer.ts",
     "child/routing-peer": "src/child/routing-peer.ts",
+    "child/first-opener": "src/child/first-opener.ts",
   },
   format: ["esm"],
   dts: true,

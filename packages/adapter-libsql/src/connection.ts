@@ -107,6 +107,20 @@ export class LibsqlConnection implements DriverConnection {
     } catch {
       // the client closes the connection regardless
     }
+    // The native connection really closes only once every statement it ever
+    // prepared is garbage-collected (see the class comment): only then would
+    // SQLite fold the WAL into the database file and remove -wal and -shm,
+    // maybe never before the process exits. So the fold happens here, before
+    // close resolves: after it the database file alone holds every committed
+    // transaction, and the -wal is empty. (The -shm and the empty -wal stay
+    // until the native close, which this adapter cannot hasten.)
+    if (!this.#remote && !this.#readOnly) {
+      try {
+        await this.#client.execute("PRAGMA wal_checkpoint(TRUNCATE)");
+      } catch {
+        // A reader of another process keeps the WAL: it folds it in itself when it closes.
+      }
+    }
     this.#client.close();
     const turn = finalizerTurns.afterClose();
     if (turn !== undefined) await turn;

@@ -9,13 +9,16 @@ import {
   type Driver,
   type DriverConnection,
   type OpenOptions,
+  planReadOnlyOpen,
   RunledgerError,
+  readOnlyUri,
   runtimeHash,
   syncProbe,
 } from "@runledger/core/port";
 import { LibsqlConnection } from "./connection.js";
 import { translate } from "./errors.js";
 import { type LibsqlLocation, parseLocation } from "./location.js";
+import { readOnlyFacts } from "./read-only-facts.js";
 
 export interface LibsqlDriverOptions {
   /** The token for a remote server (sqld, Turso). Never put it in the URL. */
@@ -56,10 +59,11 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
       if (parsed.kind === "file") {
         await checkFileOpenable(parsed.path, open.create && !open.readOnly, files);
       }
+      const url = parsed.kind === "file" ? fileUrl(parsed.path, open.readOnly) : parsed.url;
       let client: Client;
       try {
         client = createClient({
-          url: parsed.kind === "file" ? pathToFileURL(parsed.path).href : parsed.url,
+          url,
           intMode: "bigint",
           concurrency: 1,
           timeout: open.busyTimeoutMs,
@@ -83,6 +87,19 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
       return connection;
     },
   };
+}
+
+/**
+ * The client URL of a local file. A read-only open asks SQLite itself for
+ * `mode=ro` (and `immutable=1` where port/read-only.ts says so): the client
+ * accepts no such query parameter, but hands its path to SQLite, which reads
+ * a path that is itself a `file:` URI as one. So the URI goes in as the
+ * path, its `%`, `?` and `#` escaped once more for the client's own parser.
+ */
+function fileUrl(path: string, readOnly: boolean): string {
+  if (!readOnly) return pathToFileURL(path).href;
+  const uri = readOnlyUri(path, planReadOnlyOpen(path, readOnlyFacts(path)));
+  return `file:${uri.replace(/[%?#]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
 }
 
 function parse(location: string): LibsqlLocation {

@@ -7,12 +7,22 @@ import {
   type Driver,
   type DriverConnection,
   type OpenOptions,
+  planReadOnlyOpen,
+  RunledgerError,
+  readOnlyUri,
   runtimeHash,
   syncProbe,
 } from "@runledger/core/port";
 import Database from "better-sqlite3";
 import { NodeConnection } from "./connection.js";
 import { translate } from "./errors.js";
+import { readOnlyFacts } from "./read-only-facts.js";
+
+// better-sqlite3 reads URI filenames only when SQLITE_USE_URI=1 is set before
+// its native addon loads (on the first `new Database`). A read-only open
+// needs one for `immutable=1` (see @runledger/core's port/read-only.ts). Every
+// location this driver opens otherwise is an absolute path, never a `file:` string.
+process.env.SQLITE_USE_URI ??= "1";
 
 export interface NodeDriverOptions {
   /** Prepared statements kept per connection (least recently used dropped first). Default 256. */
@@ -44,13 +54,23 @@ export function nodeDriver(options: NodeDriverOptions = {}): Driver {
     async open(location: string, open: OpenOptions): Promise<DriverConnection> {
       await checkFileOpenable(location, open.create && !open.readOnly, files);
       let db: Database.Database;
+      const plan = open.readOnly ? planReadOnlyOpen(location, readOnlyFacts(location)) : undefined;
       try {
-        db = new Database(location, {
+        db = new Database(plan === "immutable" ? readOnlyUri(location, plan) : location, {
           readonly: open.readOnly,
           fileMustExist: !open.create || open.readOnly,
           timeout: open.busyTimeoutMs,
         });
       } catch (error) {
+        if (plan === "immutable" && process.env.SQLITE_USE_URI !== "1") {
+          throw new RunledgerError(
+            "cannot_open",
+            `cannot open ${location} read-only: better-sqlite3 was loaded without URI ` +
+              "filenames; set SQLITE_USE_URI=1 in the environment (or import " +
+              "@runledger/adapter-node before better-sqlite3 is first used)",
+            { cause: error },
+          );
+        }
         throw translate(error, `cannot open ${location}`);
       }
       try {

@@ -6,6 +6,7 @@
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import {
+  chmodSync,
   copyFileSync,
   existsSync,
   mkdtempSync,
@@ -293,6 +294,62 @@ describe("fork, gc, verify", SLOW, () => {
   });
 });
 
+describe("read commands never write", SLOW, () => {
+  /** A copy of the demo run alone in a new directory, in WAL or rollback-journal mode. */
+  const copyOfDemo = (mode: "wal" | "delete"): string => {
+    const home = mkdtempSync(join(dir, `read-only-${mode}-`));
+    const file = join(home, "run.db");
+    copyFileSync(demoFile, file);
+    if (mode === "delete") {
+      const db = new Database(file);
+      db.pragma("journal_mode = DELETE");
+      db.close();
+    }
+    expect(readdirSync(home)).toEqual(["run.db"]);
+    return file;
+  };
+  const reads = (file: string): string[][] => [
+    ["inspect", file],
+    ["verify", file],
+    ["log", file],
+    ["ls", file],
+    ["cat", file, "report.md"],
+  ];
+
+  for (const mode of ["wal", "delete"] as const) {
+    it(`inspect, verify, log, ls and cat leave a ${mode}-mode run's bytes and directory as found`, () => {
+      const file = copyOfDemo(mode);
+      const home = join(file, "..");
+      const before = sha256(file);
+      for (const args of reads(file)) {
+        const result = runledger(args);
+        expect(result.code, `${args.join(" ")}: ${result.stderr}`).toBe(0);
+        expect(sha256(file), args.join(" ")).toBe(before);
+        expect(readdirSync(home), args.join(" ")).toEqual(["run.db"]);
+      }
+    });
+  }
+
+  it("they read a run whose file is mode 0444 in a read-only directory", () => {
+    const file = copyOfDemo("wal");
+    const home = join(file, "..");
+    const before = sha256(file);
+    chmodSync(file, 0o444);
+    chmodSync(home, 0o555);
+    try {
+      for (const args of reads(file)) {
+        const result = runledger(args);
+        expect(result.code, `${args.join(" ")}: ${result.stderr}`).toBe(0);
+      }
+      expect(sha256(file)).toBe(before);
+      expect(readdirSync(home)).toEqual(["run.db"]);
+    } finally {
+      chmodSync(home, 0o755);
+      chmodSync(file, 0o644);
+    }
+  });
+});
+
 describe("refused files stay untouched", SLOW, () => {
   const cases: [string, (path: string) => void, string][] = [
     [
@@ -410,5 +467,16 @@ describe("README", SLOW, () => {
     expect(result.stdout).toBe("# Plan\n\n");
     const report = json(runledger(["inspect", file, "--json"]));
     expect(report.run).toMatchObject({ status: "completed", stopReason: { event: 3 } });
+
+    // Run again on the same file: the completed run takes nothing more.
+    const again = spawnSync(process.execPath, ["--input-type=module", "-e", code], {
+      cwd: packageDir,
+      encoding: "utf8",
+    });
+    expect(again.status).not.toBe(0);
+    expect(again.stderr).toMatch(/run_finished/);
+    const after = json(runledger(["inspect", file, "--json"]));
+    expect(after.run).toMatchObject({ status: "completed", stopReason: { event: 3 } });
+    expect(after.counts.events).toBe(report.counts.events);
   });
 });

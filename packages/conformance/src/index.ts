@@ -9,20 +9,25 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe } from "vitest";
 import { describeBadFiles } from "./families/bad-files.js";
+import { describeCloseFiles } from "./families/close-files.js";
 import { describeCommitLog } from "./families/commit-log.js";
 import { describeConnection } from "./families/connection.js";
 import { describeCrossAdapter } from "./families/cross-adapter.js";
 import { describeCrossProcess } from "./families/cross-process.js";
 import { describeDatastoreFiles } from "./families/datastore-files.js";
 import { describeErrors } from "./families/errors.js";
+import { describeFirstOpeners } from "./families/first-openers.js";
 import { describeIdentity } from "./families/identity.js";
 import { describeKilledWriter } from "./families/killed-writer.js";
+import { describePrefixListing } from "./families/prefix-listing.js";
 import { describeReadModel } from "./families/read-model.js";
+import { describeReadOnly } from "./families/read-only.js";
 import { describeRouting } from "./families/routing.js";
 import { describeRoutingGaps } from "./families/routing-gaps.js";
 import { describeRoutingGuards } from "./families/routing-guards.js";
 import { describeRoutingReconcile } from "./families/routing-reconcile.js";
 import { describeRunJournal } from "./families/run-journal.js";
+import { describeRunLifecycle } from "./families/run-lifecycle.js";
 import { describeRunSchema } from "./families/run-schema.js";
 import { describeSessions } from "./families/sessions.js";
 import { describeSettings } from "./families/settings.js";
@@ -80,6 +85,11 @@ export function describeConformance(subject: ConformanceSubject): void {
     describeRoutingGaps(fixtures);
     describeRoutingReconcile(fixtures);
     describeDatastoreFiles(fixtures);
+    describeRunLifecycle(fixtures);
+    describePrefixListing(fixtures);
+    describeReadOnly(fixtures);
+    describeFirstOpeners(fixtures);
+    describeCloseFiles(fixtures);
   });
 }
 

@@ -93,6 +93,15 @@ export interface ConformanceCapabilities {
    * subject lacks.
    */
   readonly remote?: boolean;
+  /**
+   * When `close()` resolves, the driver has really closed the database, so
+   * SQLite has removed its `-wal` and `-shm` (adapter-node). Default false:
+   * a driver whose native handle closes later (adapter-libsql frees it when
+   * the garbage collector finalizes its statements) still folds the WAL
+   * into the database file before close resolves, but may leave an empty
+   * `-wal` and the `-shm` until then.
+   */
+  readonly closeRemovesSideFiles?: boolean;
 }
 
 export type Capability = keyof ConformanceCapabilities;

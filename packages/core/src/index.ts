@@ -17,6 +17,7 @@ export * from "./port/index.js";
 export type { RunCounts } from "./run/counts.js";
 export type { ForkPoint, ForkResult } from "./run/fork.js";
 export type { JsonObject, JsonValue } from "./run/json.js";
+export { PAUSED_STATUSES, TERMINAL_STATUSES } from "./run/lifecycle.js";
 export {
   APPLICATION_ID,
   CHUNK_SIZE,

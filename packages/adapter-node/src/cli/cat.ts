@@ -1,6 +1,6 @@
 import { Buffer } from "node:buffer";
 import { EXIT_OK, type Output, write } from "./output.js";
-import { withRun } from "./store.js";
+import { readRun } from "./store.js";
 
 /**
  * A workspace file's bytes on stdout, one chunk at a time. With --json, one
@@ -12,7 +12,7 @@ export async function cat(
   options: { root?: string },
   output: Output,
 ): Promise<number> {
-  await withRun(file, (lease) =>
+  await readRun(file, (lease) =>
     lease.read(async (r) => {
       const root = options.root ?? (await r.workspace.currentRoot());
       // stat first: a missing path or a directory fails before any byte is written.

@@ -2,7 +2,7 @@ import { rm, stat } from "node:fs/promises";
 import { RunledgerError, RunStore } from "@runledger/core";
 import { nodeDriver } from "../driver.js";
 import { EXIT_OK, type Output, report, short } from "./output.js";
-import { withRun } from "./store.js";
+import { readRun } from "./store.js";
 
 const exists = (path: string) =>
   stat(path).then(
@@ -22,7 +22,7 @@ export async function fork(
   output: Output,
 ): Promise<number> {
   // Checked before the target is touched, so a wrong sequence creates nothing.
-  const origin = await withRun(source, (lease) =>
+  const origin = await readRun(source, (lease) =>
     lease.read(async (r) => {
       const event = (await r.journal.list({ after: sequence - 1, limit: 1 }))[0];
       if (event === undefined || event.sequence !== sequence) {

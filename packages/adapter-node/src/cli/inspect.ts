@@ -7,7 +7,7 @@ import {
   SCHEMA_V1_DIGEST,
 } from "@runledger/core";
 import { EXIT_OK, iso, type Output, report } from "./output.js";
-import { describeStop, withRun } from "./store.js";
+import { describeStop, readRun } from "./store.js";
 
 const hex = (n: number) => `0x${n.toString(16).toUpperCase().padStart(8, "0")}`;
 
@@ -17,7 +17,7 @@ const hex = (n: number) => `0x${n.toString(16).toUpperCase().padStart(8, "0")}`;
  * and its refusal code is the answer.
  */
 export async function inspect(file: string, output: Output): Promise<number> {
-  const found = await withRun(file, (lease) =>
+  const found = await readRun(file, (lease) =>
     // One snapshot: the header and sqlite_schema are read in the same
     // transaction as the run row and the counts.
     lease.read(async (r) => ({

@@ -1,6 +1,6 @@
 import type { JournalEvent } from "@runledger/core";
 import { EXIT_OK, iso, type Output, short, write } from "./output.js";
-import { withRun } from "./store.js";
+import { readRun } from "./store.js";
 
 export interface LogOptions {
   readonly after?: number;
@@ -16,7 +16,7 @@ export function eventLine(event: JournalEvent): string {
 /** Prints journal events in sequence order, streamed a page at a time. */
 export async function log(file: string, options: LogOptions, output: Output): Promise<number> {
   const after = options.after ?? 0;
-  await withRun(file, (lease) =>
+  await readRun(file, (lease) =>
     lease.read(async (r) => {
       if (output.json)
         await write(process.stdout, `{\n  "file": ${JSON.stringify(file)},\n  "events": [`);

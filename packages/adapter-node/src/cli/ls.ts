@@ -1,5 +1,5 @@
 import { columns, EXIT_OK, type Output, report } from "./output.js";
-import { withRun } from "./store.js";
+import { readRun } from "./store.js";
 
 /** The entries of one workspace directory at a root (default: the current one). */
 export async function ls(
@@ -8,7 +8,7 @@ export async function ls(
   options: { root?: string },
   output: Output,
 ): Promise<number> {
-  const listing = await withRun(file, (lease) =>
+  const listing = await readRun(file, (lease) =>
     lease.read(async (r) => {
       const root = options.root ?? (await r.workspace.currentRoot());
       return { root, entries: await r.workspace.list(directory, { root }) };

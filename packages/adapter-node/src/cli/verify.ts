@@ -1,6 +1,6 @@
 import { EXIT_FAILED, EXIT_OK, type Output, report, write } from "./output.js";
 import { progress } from "./progress.js";
-import { withRun } from "./store.js";
+import { readRun } from "./store.js";
 
 /** The deep check; exit 1 when it finds problems. */
 export async function verify(file: string, output: Output): Promise<number> {
@@ -35,5 +35,5 @@ export async function verify(file: string, output: Output): Promise<number> {
 }
 
 function run(file: string, onProgress: (phase: string, done: number, total: number) => void) {
-  return withRun(file, (lease) => lease.verify({ progress: onProgress }));
+  return readRun(file, (lease) => lease.verify({ progress: onProgress }));
 }

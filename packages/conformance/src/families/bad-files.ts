@@ -274,41 +274,47 @@ export function describeBadFiles(fx: Fixtures): void {
       await lease.release();
     });
 
-    wal.it("recognizes a v1 file whose header id is 0 by its identity table, and leaves the header as found", async () => {
-      // What a run created on a libSQL server looks like: the server refuses
-      // PRAGMA application_id, so only the identity table names the format.
-      const location = await copyInto(fx, await v1Base());
-      await raw(fx, location, ["PRAGMA application_id = 0"]);
-      const lease = await runStore(fx).open(location);
-      const events = await lease.read((r) => r.journal.list());
-      expect(events.map((event) => event.record)).toEqual([{ step: "fetch" }, { step: "build" }]);
-      await lease.transact((tx) => tx.workspace.apply({ put: { "a.txt": "a" } }));
-      expect((await lease.verify()).problems).toEqual([]);
-      await lease.release();
-      expect(await pragma(fx, location, "application_id")).toBe(0);
-    });
+    wal.it(
+      "recognizes a v1 file whose header id is 0 by its identity table, and leaves the header as found",
+      async () => {
+        // What a run created on a libSQL server looks like: the server refuses
+        // PRAGMA application_id, so only the identity table names the format.
+        const location = await copyInto(fx, await v1Base());
+        await raw(fx, location, ["PRAGMA application_id = 0"]);
+        const lease = await runStore(fx).open(location);
+        const events = await lease.read((r) => r.journal.list());
+        expect(events.map((event) => event.record)).toEqual([{ step: "fetch" }, { step: "build" }]);
+        await lease.transact((tx) => tx.workspace.apply({ put: { "a.txt": "a" } }));
+        expect((await lease.verify()).problems).toEqual([]);
+        await lease.release();
+        expect(await pragma(fx, location, "application_id")).toBe(0);
+      },
+    );
 
-    wal.it("creates a run without writing the header id on a connection that says it is remote", async () => {
-      const location = fx.location();
-      const inner = fx.driver();
-      const { driver, log } = recording(inner);
-      const remote: Driver = {
-        ...driver,
-        async open(at, options) {
-          const connection = await driver.open(at, options);
-          return { ...connection, remote: true };
-        },
-      };
-      const lease = await runStore(fx, { driver: remote }).open(location, { create: CREATE });
-      await lease.release();
-      expect(log.some((entry) => entry.startsWith("PRAGMA application_id"))).toBe(false);
-      expect(log).toContain(`PRAGMA user_version = ${SCHEMA_V1.userVersion}`);
-      expect(await pragma(fx, location, "application_id")).toBe(0);
-      // Every adapter recognizes it, through its identity table.
-      const again = await runStore(fx).open(location);
-      expect((await again.read((r) => r.run.get())).runId).toBe(CREATE.runId);
-      await again.release();
-    });
+    wal.it(
+      "creates a run without writing the header id on a connection that says it is remote",
+      async () => {
+        const location = fx.location();
+        const inner = fx.driver();
+        const { driver, log } = recording(inner);
+        const remote: Driver = {
+          ...driver,
+          async open(at, options) {
+            const connection = await driver.open(at, options);
+            return { ...connection, remote: true };
+          },
+        };
+        const lease = await runStore(fx, { driver: remote }).open(location, { create: CREATE });
+        await lease.release();
+        expect(log.some((entry) => entry.startsWith("PRAGMA application_id"))).toBe(false);
+        expect(log).toContain(`PRAGMA user_version = ${SCHEMA_V1.userVersion}`);
+        expect(await pragma(fx, location, "application_id")).toBe(0);
+        // Every adapter recognizes it, through its identity table.
+        const again = await runStore(fx).open(location);
+        expect((await again.read((r) => r.run.get())).runId).toBe(CREATE.runId);
+        await again.release();
+      },
+    );
 
     // biome-ignore format: gated registration; the body keeps its formatting for the merge
     wal.it("recognizes a v1 file in rollback-journal mode and switches it to WAL only afterwards", async () => {

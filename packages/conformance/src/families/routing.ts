@@ -1,20 +1,3 @@
-/**
- * Routing family (spec §9), the gate of the v2/v3 route:
- * - format 2 does not change: the recording of every route-1 signal,
- *   route-2 call and document read of a scenario that makes every
- *   repository write equals the committed golden file, namespaced and
- *   unnamespaced; a spy shows no builder runs; the signals land in the
- *   datastore under the namespace;
- * - format 3 is right end to end: the same scenario, staged into a real
- *   commit log, committed and caught up into a read model, gives documents
- *   and catalog rows equal to what the repositories wrote;
- * - mutation checks: each builder reduced by one op is caught;
- * - run outcomes: ended runs commit, early stops and errors discard;
- * - an unscoped v3 write is refused and writes nothing;
- * - no secret value reaches any database file;
- * - format-marker refusals and the opt-in rule leave the datastore as found.
- */
-import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { fileURLToPath } from "node:url";
 import {
@@ -249,14 +232,15 @@ export function describeRouting(fx: Fixtures): void {
           );
           await raw.close();
           const before = await readFile(location);
-          const walBefore = existsSync(`${location}-wal`)
-            ? await readFile(`${location}-wal`)
-            : undefined;
+          const walBefore = await readFile(`${location}-wal`).catch(() => undefined);
           const error = await failureOf(() => datastoreStore(fx).open(location));
           expect(error.code, marker).toBe(code);
           expect((await readFile(location)).equals(before), marker).toBe(true);
-          if (walBefore !== undefined)
-            expect((await readFile(`${location}-wal`)).equals(walBefore)).toBe(true);
+          // An empty -wal may vanish meanwhile: a closed libSQL handle removes it
+          // when its statements are finalized (docs/contracts.md, close).
+          const walAfter = await readFile(`${location}-wal`).catch(() => undefined);
+          if (walBefore !== undefined && (walAfter !== undefined || walBefore.length > 0))
+            expect(walAfter?.equals(walBefore), marker).toBe(true);
         }
       },
     );

@@ -13,7 +13,7 @@ import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { createSchema } from "../schema/create.js";
 import type { SchemaManifest } from "../schema/manifest.js";
-import { asDamage, recognize } from "../schema/recognize.js";
+import { asDamage, describeFresh, recognize } from "../schema/recognize.js";
 import type { EstablishSteps, LogContext } from "./context.js";
 import { READ_MODEL_SCHEMA_V1 } from "./read-model-schema-v1.js";
 import { COMMIT_LOG_SCHEMA_V1 } from "./schema-v1.js";
@@ -52,7 +52,7 @@ export function establishSingletonDatabase(
       if (create === undefined) {
         throw new RunledgerError(
           "not_found",
-          `no ${manifest.title} at ${location}: the file is empty; pass { create: true } to create one`,
+          `no ${manifest.title} at ${location}: ${describeFresh(found)}; pass { create: true } to create one`,
         );
       }
       await transact(async (tx) => {

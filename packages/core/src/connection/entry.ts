@@ -12,6 +12,8 @@ export type EntryState = "opening" | "ready" | "poisoned" | "closing" | "closed"
 export class Entry {
   readonly location: string;
   readonly connection: DriverConnection;
+  /** Opened with `readOnly`: its connection refuses writes, and so do its leases. */
+  readonly readOnly: boolean;
   readonly queue = new TurnQueue();
   state: EntryState = "opening";
   leases = 0;
@@ -23,9 +25,15 @@ export class Entry {
   #poison: RunledgerError | undefined;
   #savepointCounter = 0;
 
-  constructor(location: string, connection: DriverConnection) {
+  constructor(location: string, connection: DriverConnection, readOnly = false) {
     this.location = location;
     this.connection = connection;
+    this.readOnly = readOnly;
+  }
+
+  /** The provider's key: a read-only entry is another connection than the writable one. */
+  get key(): string {
+    return entryKey(this.location, this.readOnly);
   }
 
   nextSavepointNumber(): number {
@@ -48,4 +56,9 @@ export class Entry {
   get poisonError(): RunledgerError | undefined {
     return this.#poison;
   }
+}
+
+/** The key an entry is held under: its canonical location, marked when read-only. */
+export function entryKey(location: string, readOnly: boolean): string {
+  return readOnly ? `read-only:${location}` : location;
 }

@@ -49,8 +49,22 @@ export class Lease {
     return this.#entry.location;
   }
 
+  /** Whether this lease came from a read-only open (it then refuses `transact`). */
+  get readOnly(): boolean {
+    return this.#entry.readOnly;
+  }
+
   /** The only way to write: BEGIN IMMEDIATE → fn(tx) → COMMIT, ROLLBACK on any throw. */
   transact<T>(fn: (tx: WriteScope) => Promise<T>): Promise<T> {
+    if (this.#entry.readOnly) {
+      return Promise.reject(
+        new RunledgerError(
+          "read_only",
+          `cannot write to ${this.location}: it was opened with { readOnly: true }; ` +
+            "open it without readOnly to write (nothing was written)",
+        ),
+      );
+    }
     return this.#operate("transact", () =>
       runWriteTransaction(this.#entry, fn, this.#owner.busyTimeoutMs),
     );

@@ -9,7 +9,7 @@ import { RunledgerError } from "../port/errors.js";
 import { retryWhileBusy } from "../transaction/busy.js";
 import { runWriteTransaction } from "../transaction/owner.js";
 import type { WriteScope } from "../transaction/scope.js";
-import { Entry } from "./entry.js";
+import { Entry, entryKey } from "./entry.js";
 import { Lease, type LeaseOwner } from "./lease.js";
 
 export type Durability = "normal" | "full";
@@ -21,6 +21,11 @@ export interface EstablishContext<Create> {
   readonly location: string;
   /** What the caller passed as `create`, or undefined when it asked only to open. */
   readonly create: Create | undefined;
+  /**
+   * The caller asked for a read-only open: the hook must not write (there is
+   * no `create`, `transact` refuses and `configure` does nothing).
+   */
+  readonly readOnly: boolean;
   /**
    * Applies WAL and the durability setting (retried while another opener
    * holds the lock). Pass what recognition saw: a file already in the wanted
@@ -60,6 +65,12 @@ export interface ConnectionProviderOptions<Create> {
 export interface OpenRequest<Create> {
   /** Create the database when it does not exist, with what the schema needs to do so. */
   readonly create?: Create;
+  /**
+   * Open without any write: the driver's read-only open, no journal-mode or
+   * pragma change, and leases that refuse `transact` (`read_only`). Read-only
+   * and writable opens of one location are two entries, two connections.
+   */
+  readonly readOnly?: boolean;
 }
 
 /** How long one statement waits inside SQLite before core's own retry takes over. */
@@ -118,13 +129,20 @@ export class ConnectionProvider<Create = unknown> implements LeaseOwner {
 
   async open(location: string, request: OpenRequest<Create> = {}): Promise<Lease> {
     this.#checkOpen();
+    if (request.readOnly === true && request.create !== undefined) {
+      throw new RunledgerError(
+        "invalid_argument",
+        "a read-only open never creates; pass either readOnly or create, not both",
+      );
+    }
     const canonical = await this.#driver.canonicalize(location);
+    const key = entryKey(canonical, request.readOnly === true);
     for (;;) {
       this.#checkOpen();
-      await this.#closings.get(canonical);
-      const entry = this.#entries.get(canonical);
+      await this.#closings.get(key);
+      const entry = this.#entries.get(key);
       if (entry !== undefined && entry.state === "ready") return this.#lease(entry);
-      const opening = this.#openings.get(canonical);
+      const opening = this.#openings.get(key);
       if (opening !== undefined) {
         // Share the opening in flight; if it failed without create and this
         // request may create, try again with create below.
@@ -137,11 +155,11 @@ export class ConnectionProvider<Create = unknown> implements LeaseOwner {
       }
       if (entry !== undefined) {
         // Poisoned, closing or closed: it is on its way out; wait and look again.
-        await this.#closings.get(canonical);
-        if (this.#entries.get(canonical) === entry) this.#entries.delete(canonical);
+        await this.#closings.get(key);
+        if (this.#entries.get(key) === entry) this.#entries.delete(key);
         continue;
       }
-      const started = this.#startOpening(canonical, request);
+      const started = this.#startOpening(canonical, key, request);
       return this.#lease(await started);
     }
   }
@@ -176,39 +194,48 @@ export class ConnectionProvider<Create = unknown> implements LeaseOwner {
   }
 
   async discardPoisoned(entry: Entry): Promise<void> {
-    if (this.#entries.get(entry.location) === entry) this.#entries.delete(entry.location);
+    if (this.#entries.get(entry.key) === entry) this.#entries.delete(entry.key);
     await entry.connection.close().catch(() => undefined);
   }
 
-  #startOpening(canonical: string, request: OpenRequest<Create>): Promise<Entry> {
+  #startOpening(canonical: string, key: string, request: OpenRequest<Create>): Promise<Entry> {
     const opening = this.#openEntry(canonical, request).finally(() => {
-      this.#openings.delete(canonical);
+      this.#openings.delete(key);
     });
-    this.#openings.set(canonical, opening);
+    this.#openings.set(key, opening);
     return opening;
   }
 
   async #openEntry(canonical: string, request: OpenRequest<Create>): Promise<Entry> {
+    const readOnly = request.readOnly === true;
     const connection = await this.#driver.open(canonical, {
       create: request.create !== undefined,
-      readOnly: false,
+      readOnly,
       busyTimeoutMs: Math.min(DRIVER_BUSY_SLICE_MS, this.busyTimeoutMs),
     });
-    const entry = new Entry(canonical, connection);
+    const entry = new Entry(canonical, connection, readOnly);
     try {
       await entry.queue.run(() =>
         this.#establish({
           connection,
           location: canonical,
           create: request.create,
-          configure: (seen) =>
-            retryWhileBusy(
+          readOnly,
+          configure: async (seen) => {
+            // A read-only open changes nothing: not the journal mode, not a pragma.
+            if (readOnly) return;
+            await retryWhileBusy(
               () => connection.configure(this.#settingsFor(seen?.journalMode)),
               this.busyTimeoutMs,
               `cannot configure ${canonical}`,
-            ),
+            );
+          },
           transact: (fn) => runWriteTransaction(entry, fn, this.busyTimeoutMs),
-          read: (fn) => fn(connection),
+          // Recognition only reads, so it may run again: while another
+          // process creates the file or switches it to WAL, a reader can
+          // meet its exclusive lock (SQLITE_BUSY) even before a statement runs.
+          read: (fn) =>
+            retryWhileBusy(() => fn(connection), this.busyTimeoutMs, `cannot read ${canonical}`),
         }),
       );
     } catch (error) {
@@ -220,7 +247,7 @@ export class ConnectionProvider<Create = unknown> implements LeaseOwner {
       this.#checkOpen();
     }
     entry.state = "ready";
-    this.#entries.set(canonical, entry);
+    this.#entries.set(entry.key, entry);
     return entry;
   }
 
@@ -238,7 +265,7 @@ export class ConnectionProvider<Create = unknown> implements LeaseOwner {
   }
 
   #closeEntry(entry: Entry): Promise<void> {
-    const pending = this.#closings.get(entry.location);
+    const pending = this.#closings.get(entry.key);
     if (pending !== undefined && entry.state === "closing") return pending;
     entry.cancelIdle?.();
     entry.state = "closing";
@@ -248,11 +275,11 @@ export class ConnectionProvider<Create = unknown> implements LeaseOwner {
         await entry.connection.close();
       } finally {
         entry.state = "closed";
-        if (this.#entries.get(entry.location) === entry) this.#entries.delete(entry.location);
-        this.#closings.delete(entry.location);
+        if (this.#entries.get(entry.key) === entry) this.#entries.delete(entry.key);
+        this.#closings.delete(entry.key);
       }
     })();
-    this.#closings.set(entry.location, closing);
+    this.#closings.set(entry.key, closing);
     return closing;
   }
 

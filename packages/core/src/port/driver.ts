@@ -44,7 +44,10 @@ export interface AsyncContext {
 export interface OpenOptions {
   /** Create the database if it does not exist. When false a missing file is `cannot_open`. */
   readonly create: boolean;
-  /** Refuse every write on this connection. */
+  /**
+   * Refuse every write on this connection, and write nothing to open it: no
+   * side file created where none existed (see `planReadOnlyOpen`). Never creates.
+   */
   readonly readOnly: boolean;
   /** How long one statement waits on SQLite's locks before answering SQLITE_BUSY. */
   readonly busyTimeoutMs: number;

@@ -38,5 +38,12 @@ export {
   utf8,
 } from "./hash.js";
 export { timeOrderedId } from "./ids.js";
+export {
+  isWalHeader,
+  planReadOnlyOpen,
+  type ReadOnlyFacts,
+  type ReadOnlyPlan,
+  readOnlyUri,
+} from "./read-only.js";
 export { applySettings } from "./settings.js";
 export { isSqlValue, normalizeInteger, plainBytes, type Row, type SqlValue } from "./values.js";

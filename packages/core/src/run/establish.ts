@@ -3,7 +3,7 @@ import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import type { Row } from "../port/values.js";
 import { createSchema } from "../schema/create.js";
-import { asDamage, recognize } from "../schema/recognize.js";
+import { asDamage, describeFresh, recognize } from "../schema/recognize.js";
 import type { WriteScope } from "../transaction/scope.js";
 import { EMPTY_NODE } from "../workspace/node.js";
 import { insertObjects, nodeRows } from "../workspace/objects.js";
@@ -34,7 +34,7 @@ export function establishRun(context: RunContext): Establish<RunCreate> {
       if (create === undefined) {
         throw new RunledgerError(
           "not_found",
-          `no run at ${location}: the file is empty; pass { create: { workflowId, runId } } to create one`,
+          `no run at ${location}: ${describeFresh(found)}; pass { create: { workflowId, runId } } to create one`,
         );
       }
       await transact(async (tx) => {

@@ -5,7 +5,8 @@ import type { Row } from "../port/values.js";
 import type { WriteScope } from "../transaction/scope.js";
 import { EMPTY_ROOT_ID_BYTES } from "../workspace/node.js";
 import { type JsonObject, toJsonText } from "./json.js";
-import type { AppendResult, JournalEvent, RunContext } from "./types.js";
+import { isLifecycleRefusal, lifecycleRefusal } from "./lifecycle.js";
+import type { AppendResult, JournalEvent, RunContext, RunStatus } from "./types.js";
 
 const SELECT_EVENT = `SELECT sequence, event_id, idempotency_key, record, root_id, written_at FROM journal`;
 
@@ -126,6 +127,15 @@ export class JournalWriter extends JournalReader {
     };
   }
 
+  /**
+   * Appends a record already serialized by `journalText`, with no key (a
+   * resume's own event).
+   * @internal
+   */
+  appendText(text: string): Promise<AppendResult> {
+    return this.#insert(text, null);
+  }
+
   /** The lease's guess of the newest event, or undefined when it has none. */
   guess(): Head | undefined {
     const { root, sequence } = this.#hint;
@@ -141,7 +151,9 @@ export class JournalWriter extends JournalReader {
   async publish(text: string, base: Head, root: Uint8Array): Promise<AppendResult | undefined> {
     const eventId = this.#context.newId();
     const sequence = base.sequence + 1;
-    if (!(await this.#appendAfter(base, { eventId, key: null, text, root }))) return undefined;
+    if (!(await this.#appendAfter(base, { eventId, key: null, text, root }, "apply"))) {
+      return undefined;
+    }
     this.#hint.root = root;
     this.#hint.sequence = sequence;
     return { sequence, eventId, rootId: toHex(root) };
@@ -151,7 +163,7 @@ export class JournalWriter extends JournalReader {
     const eventId = this.#context.newId();
     const guess = this.guess();
     if (guess !== undefined) {
-      if (await this.#appendAfter(guess, { eventId, key, text, root: guess.root })) {
+      if (await this.#appendAfter(guess, { eventId, key, text, root: guess.root }, "append")) {
         this.#hint.sequence = guess.sequence + 1;
         return { sequence: guess.sequence + 1, eventId, rootId: toHex(guess.root) };
       }
@@ -159,7 +171,7 @@ export class JournalWriter extends JournalReader {
     // No guess, or a stale one: the statement names the sequence and the root.
     const now = this.#context.clock();
     const row = (
-      await this.#failures(() => this.executor.execute(APPEND, [eventId, key, text, now]))
+      await this.#failures(() => this.executor.execute(APPEND, [eventId, key, text, now]), "append")
     ).rows[0];
     const sequence = Number(row?.sequence);
     const root = row?.root_id;
@@ -173,22 +185,33 @@ export class JournalWriter extends JournalReader {
   async #appendAfter(
     base: Head,
     row: { eventId: string; key: string | null; text: string; root: Uint8Array },
+    action: "append" | "apply",
   ): Promise<boolean> {
     return this.#guarded(
-      this.#failures(() =>
-        this.executor.execute(APPEND_AFTER, [
-          base.sequence + 1,
-          row.eventId,
-          row.key,
-          row.text,
-          row.root,
-          this.#context.clock(),
-          base.sequence,
-          EMPTY_ROOT_ID_BYTES,
-          base.root,
-        ]),
+      this.#failures(
+        () =>
+          this.executor.execute(APPEND_AFTER, [
+            base.sequence + 1,
+            row.eventId,
+            row.key,
+            row.text,
+            row.root,
+            this.#context.clock(),
+            base.sequence,
+            EMPTY_ROOT_ID_BYTES,
+            base.root,
+          ]),
+        action,
       ),
     );
+  }
+
+  /** The lifecycle's own refusal for an append (or an apply's event) on a run not running. */
+  async #lifecycle(error: unknown, action: "append" | "apply"): Promise<unknown> {
+    const { rows } = await this.executor.execute("SELECT status FROM run WHERE singleton = 1");
+    const status = rows[0]?.status;
+    if (typeof status !== "string") return error;
+    return lifecycleRefusal(status as RunStatus, action, undefined, error) ?? error;
   }
 
   /** True when the guessed row was written; false when the guess was stale and nothing was. */
@@ -205,11 +228,17 @@ export class JournalWriter extends JournalReader {
     }
   }
 
-  /** Any other constraint failure on append means the stored run is inconsistent: never committed past. */
-  async #failures<T>(run: () => Promise<T>): Promise<T> {
+  /**
+   * The run not running (the schema's journal_run_running trigger) is the
+   * lifecycle's own refusal of this one statement, which wrote nothing. Any
+   * other constraint failure on append means the stored run is inconsistent:
+   * a storage failure, never committed past.
+   */
+  async #failures<T>(run: () => Promise<T>, action: "append" | "apply"): Promise<T> {
     try {
       return await run();
     } catch (error) {
+      if (isLifecycleRefusal(error)) throw await this.#lifecycle(error, action);
       if (
         isRunledgerError(error) &&
         error.code.startsWith("constraint") &&

@@ -2,14 +2,25 @@ import type { Executor } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import type { Row } from "../port/values.js";
 import type { WriteScope } from "../transaction/scope.js";
-import type { JsonValue } from "./json.js";
-import type { RunContext, RunInfo, RunStatus, StopReason, StopStatus } from "./types.js";
+import { type JournalWriter, journalText } from "./journal.js";
+import type { JsonObject, JsonValue } from "./json.js";
+import { isLifecycleRefusal, lifecycleRefusal } from "./lifecycle.js";
+import type {
+  AppendResult,
+  RunContext,
+  RunInfo,
+  RunStatus,
+  StopReason,
+  StopStatus,
+} from "./types.js";
 
 const GET = `SELECT workflow_id, run_id, definition, status, stop_host, stop_code, stop_event,
   created_at, updated_at FROM run WHERE singleton = 1`;
 
 const SET_STATUS = `UPDATE run SET status = ?, stop_host = ?, stop_code = ?, stop_event = ?,
   updated_at = ? WHERE singleton = 1`;
+
+const STATUS = "SELECT status FROM run WHERE singleton = 1";
 
 const STOP_STATUSES: ReadonlySet<string> = new Set<StopStatus>([
   "suspended",
@@ -27,6 +38,16 @@ export class RunRecordReader {
     this.executor = executor;
   }
 
+  /** The run's status alone: one primary-key lookup. */
+  async status(): Promise<RunStatus> {
+    const { rows } = await this.executor.execute(STATUS);
+    const row = rows[0];
+    if (row === undefined) {
+      throw new RunledgerError("corrupt", "the run row is missing; restore the file from a copy");
+    }
+    return row.status as RunStatus;
+  }
+
   async get(): Promise<RunInfo> {
     const { rows } = await this.executor.execute(GET);
     const row = rows[0];
@@ -41,18 +62,28 @@ export class RunRecordReader {
 export class RunRecordWriter extends RunRecordReader {
   readonly #scope: WriteScope;
   readonly #context: RunContext;
+  readonly #journal: (scope: WriteScope) => JournalWriter;
 
-  constructor(scope: WriteScope, context: RunContext) {
+  /** `journal` gives the journal writer a resume records its event with, on the scope given. */
+  constructor(
+    scope: WriteScope,
+    context: RunContext,
+    journal: (scope: WriteScope) => JournalWriter,
+  ) {
     super(scope);
     this.#scope = scope;
     this.#context = context;
+    this.#journal = journal;
   }
 
   /**
    * Stops the run with a status and, optionally, a reason: `{ host, code }`
    * or `{ event }` naming a journal sequence. A reason naming no event is
    * refused as `invalid_stop_reason` by the foreign key itself, at this one
-   * statement; the transaction stays usable.
+   * statement; the transaction stays usable. The lifecycle (see
+   * lifecycle.ts) decides which stops a run takes: a running run stops in
+   * any status, a suspended or interrupted one only in a terminal status, a
+   * terminal one never (`run_finished`, `run_not_running`; nothing written).
    */
   async stop(options: { status: StopStatus; reason?: StopReason }): Promise<RunInfo> {
     const { status, reason } = options;
@@ -63,9 +94,15 @@ export class RunRecordWriter extends RunRecordReader {
       );
     }
     const columns = reasonColumns(reason);
+    const refused = lifecycleRefusal(await this.status(), "stop", status);
+    if (refused !== undefined) throw refused;
     try {
       await this.executor.execute(SET_STATUS, [status, ...columns, this.#context.clock()]);
     } catch (error) {
+      if (isLifecycleRefusal(error)) {
+        // Another writer moved the run between the read above and this write.
+        throw lifecycleRefusal(await this.status(), "stop", status, error) ?? error;
+      }
       if (isRunledgerError(error, "constraint_foreign_key") && columns[2] !== null) {
         throw new RunledgerError(
           "invalid_stop_reason",
@@ -80,17 +117,22 @@ export class RunRecordWriter extends RunRecordReader {
     return this.get();
   }
 
-  /** Marks a suspended or interrupted run as running again, clearing its stop reason. */
-  async resume(): Promise<RunInfo> {
-    const current = await this.get();
-    if (current.status !== "suspended" && current.status !== "interrupted") {
-      throw new RunledgerError(
-        "invalid_state",
-        `only a suspended or interrupted run resumes; this one is ${current.status}`,
-      );
-    }
-    await this.executor.execute(SET_STATUS, ["running", null, null, null, this.#context.clock()]);
-    return this.get();
+  /**
+   * Marks a suspended or interrupted run as running again, clearing its stop
+   * reason, and records that in the journal: `event` (by default
+   * `{ kind: "run.resumed", from: <the status it left> }`) is appended in the
+   * same savepoint. Returns that event. A running run is refused
+   * (`run_not_stopped`), a terminal one too (`run_finished`).
+   */
+  async resume(options: { event?: JsonObject } = {}): Promise<AppendResult> {
+    const from = await this.status();
+    const refused = lifecycleRefusal(from, "resume");
+    if (refused !== undefined) throw refused;
+    const record = journalText(options.event ?? { kind: "run.resumed", from });
+    return this.#scope.savepoint(async (sp) => {
+      await sp.execute(SET_STATUS, ["running", null, null, null, this.#context.clock()]);
+      return this.#journal(sp).appendText(record);
+    });
   }
 }
 

@@ -136,6 +136,24 @@ BEGIN SELECT RAISE(ABORT, 'journal events are immutable'); END`,
       `CREATE VIEW workspace_current (root_id) AS
 SELECT coalesce((SELECT root_id FROM journal ORDER BY sequence DESC LIMIT 1), X'${EMPTY_ROOT_ID}')`,
     ),
+    // The run lifecycle (docs/contracts.md), kept by SQLite: events are
+    // written only while the run is running, a terminal status is final, and
+    // a suspended or interrupted run either resumes or ends.
+    trigger(
+      "journal_run_running",
+      "journal",
+      `CREATE TRIGGER journal_run_running BEFORE INSERT ON journal
+WHEN (SELECT status FROM run WHERE singleton = 1) IS NOT 'running'
+BEGIN SELECT RAISE(ABORT, 'run lifecycle: events are appended only while the run is running'); END`,
+    ),
+    trigger(
+      "run_status_transition",
+      "run",
+      `CREATE TRIGGER run_status_transition BEFORE UPDATE ON run
+WHEN OLD.status IN ('completed', 'failed', 'cancelled')
+  OR (OLD.status IN ('suspended', 'interrupted') AND NEW.status IN ('suspended', 'interrupted'))
+BEGIN SELECT RAISE(ABORT, 'run lifecycle: this status change is not allowed'); END`,
+    ),
   ]),
 });
 

@@ -26,7 +26,7 @@ export class RunTransaction {
     this.#context = context;
     this.#hint = hint;
     this.journal = new JournalWriter(scope, context, hint);
-    this.run = new RunRecordWriter(scope, context);
+    this.run = new RunRecordWriter(scope, context, (at) => new JournalWriter(at, context, hint));
     this.workspace = new WorkspaceWriter(scope, context, context.workspace, hint);
   }
 

@@ -23,6 +23,13 @@ export interface RunStoreOptions extends Omit<ConnectionProviderOptions<RunCreat
 export interface RunOpenOptions {
   /** Create the run when the location holds none yet. An existing run must match it. */
   readonly create?: RunCreate;
+  /**
+   * Open an existing run without writing anything to it: no journal-mode
+   * switch, no pragma write, no side file created where none existed.
+   * `transact` on the lease is refused (`read_only`); a missing run is
+   * `not_found`, never created. Not with `create`.
+   */
+  readonly readOnly?: boolean;
 }
 
 /**
@@ -76,7 +83,8 @@ export class RunStore extends ProviderStore<RunCreate> {
     if (from === to) {
       throw new RunledgerError("invalid_argument", "a fork needs a target other than its source");
     }
-    const sourceLease = await this.open(source);
+    // The source is only read: a fork never writes to it.
+    const sourceLease = await this.open(source, { readOnly: true });
     try {
       const targetLease = await this.open(target, { create: options.create });
       try {
@@ -112,6 +120,11 @@ export class RunLease {
 
   get location(): string {
     return this.#lease.location;
+  }
+
+  /** True for a lease from `open(location, { readOnly: true })`. */
+  get readOnly(): boolean {
+    return this.#lease.readOnly;
   }
 
   /** @internal The connection-level lease, for core's own multi-run operations. */

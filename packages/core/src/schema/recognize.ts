@@ -51,8 +51,12 @@ export interface LiveSchema {
  * not change its journal mode, so the mode read here still holds after it.
  */
 export type Recognition =
-  /** No file content yet: a 0-byte file, or pragmas 0 and no objects. */
-  | { readonly kind: "fresh"; readonly journalMode: string }
+  /**
+   * No run content yet: a 0-byte file, or pragmas 0 and no objects. `empty`
+   * tells the two apart: true for a file with no pages, false for a SQLite
+   * database that simply holds no tables.
+   */
+  | { readonly kind: "fresh"; readonly journalMode: string; readonly empty: boolean }
   /** Exactly the manifest. Singleton rows are the caller's next check. */
   | { readonly kind: "recognized"; readonly journalMode: string };
 
@@ -125,7 +129,18 @@ export async function recognize(
   } catch (error) {
     throw asDamage(error, manifest, location);
   }
-  return classify(live, manifest, location);
+  const found = classify(live, manifest, location);
+  if (found.kind !== "fresh") return found;
+  // Only a fresh file pays this second read: is it empty, or a database with no tables?
+  const { rows } = await executor.execute("SELECT page_count FROM pragma_page_count");
+  return { ...found, empty: Number(rows[0]?.page_count ?? 0) === 0 };
+}
+
+/** How a fresh file is described when it was expected to hold something. */
+export function describeFresh(found: { readonly empty: boolean }): string {
+  return found.empty
+    ? "the file is empty"
+    : "it is a SQLite database with no tables (no run, datastore or commit log was ever created in it)";
 }
 
 export function classify(
@@ -135,7 +150,7 @@ export function classify(
 ): Recognition {
   const what = `${location} as a ${manifest.title}`;
   if (live.applicationId === 0 && live.userVersion === 0 && live.objects.length === 0) {
-    return { kind: "fresh", journalMode: live.journalMode };
+    return { kind: "fresh", journalMode: live.journalMode, empty: true };
   }
   if (live.applicationId !== manifest.applicationId && !ownedWithoutHeader(live, manifest)) {
     throw new RunledgerError(

@@ -49,13 +49,17 @@ export async function runWriteTransaction<T>(
 /**
  * A consistent snapshot with no write capability: `query_only` is switched on
  * for the duration, so a write fails inside SQLite itself (`write_in_read`).
+ * A read-only entry's connection refuses writes for its whole life (the
+ * driver opened it read-only, with query_only on): there nothing is switched,
+ * since switching query_only off afterwards would undo the driver's setting.
  */
 export async function runReadTransaction<T>(
   entry: Entry,
   fn: (reader: ReadScope) => Promise<T>,
 ): Promise<T> {
   const { connection } = entry;
-  await connection.execute("PRAGMA query_only = 1");
+  const toggle = !entry.readOnly;
+  if (toggle) await connection.execute("PRAGMA query_only = 1");
   let transaction: DriverTransaction | undefined;
   let outcome: { ok: true; value: T } | { ok: false; error: unknown };
   try {
@@ -73,7 +77,7 @@ export async function runReadTransaction<T>(
   }
   try {
     if (transaction !== undefined) await transaction.rollback();
-    await connection.execute("PRAGMA query_only = 0");
+    if (toggle) await connection.execute("PRAGMA query_only = 0");
   } catch (cleanupFailure) {
     throw entry.poison(outcome.ok ? undefined : outcome.error, cleanupFailure);
   }

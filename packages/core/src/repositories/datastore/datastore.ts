@@ -40,6 +40,7 @@ import { sha256Hex, toHex } from "../../port/hash.js";
 import type { ChangeHook, DatastoreFormat, PathChange, RouteObserver } from "../../routing/hook.js";
 import { withStagingScope } from "../../routing/route.js";
 import { type FormatMarker, formatOf, markerFor, serializeMarker } from "./marker.js";
+import { prefixCondition } from "./prefix-range.js";
 
 export interface DatastoreOptions {
   readonly namespace?: string;
@@ -87,10 +88,10 @@ export class DocumentReader {
   /** Paths under `directory/` (without the namespace), in path order. */
   async list(directory: string): Promise<string[]> {
     this.#hook.observed("list", directory);
-    const start = `${this.#prefix}${directory}/`;
+    const within = prefixCondition("path", `${this.#prefix}${directory}/`);
     const { rows } = await this.#executor.execute(
-      "SELECT path FROM document WHERE path >= ? AND path < ? ORDER BY path",
-      [start, `${start}\uffff`],
+      `SELECT path FROM document WHERE ${within.sql} ORDER BY path`,
+      within.params,
     );
     return rows.map((row) => String(row.path).slice(this.#prefix.length));
   }
@@ -285,9 +286,10 @@ export class Datastore {
   /** Every document of this handle's namespace, in path order (not observed: for checks and tools). */
   documents(): Promise<DocumentEntry[]> {
     return this.#access.read(async (scope) => {
+      const within = prefixCondition("path", this.#prefix);
       const { rows } = await scope.execute(
-        "SELECT path, data, digest FROM document WHERE path >= ? AND path < ? ORDER BY path",
-        [this.#prefix, `${this.#prefix}\uffff`],
+        `SELECT path, data, digest FROM document WHERE ${within.sql} ORDER BY path`,
+        within.params,
       );
       return rows.map((row) => ({
         path: String(row.path).slice(this.#prefix.length),
@@ -300,9 +302,10 @@ export class Datastore {
   /** The route-1 signals recorded under this namespace, in order. */
   syncChanges(): Promise<PathChange[]> {
     return this.#access.read(async (scope) => {
+      const within = prefixCondition("path", this.#prefix);
       const { rows } = await scope.execute(
-        "SELECT path, change FROM sync_change WHERE path >= ? AND path < ? ORDER BY sequence",
-        [this.#prefix, `${this.#prefix}\uffff`],
+        `SELECT path, change FROM sync_change WHERE ${within.sql} ORDER BY sequence`,
+        within.params,
       );
       return rows.map((row) => ({
         kind: row.change as PathChange["kind"],

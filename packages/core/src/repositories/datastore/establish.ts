@@ -14,7 +14,7 @@ import type { EstablishContext } from "../../connection/provider.js";
 import { RunledgerError } from "../../port/errors.js";
 import type { DatastoreFormat } from "../../routing/hook.js";
 import { createSchema } from "../../schema/create.js";
-import { asDamage, recognize } from "../../schema/recognize.js";
+import { asDamage, describeFresh, recognize } from "../../schema/recognize.js";
 import { formatOf, markerFor, serializeMarker } from "./marker.js";
 import { DATASTORE_SCHEMA_V1 } from "./schema-v1.js";
 
@@ -33,7 +33,7 @@ export function establishDatastore() {
       if (create === undefined) {
         throw new RunledgerError(
           "not_found",
-          `no datastore at ${location}: the file is empty; pass { create: true } to create one`,
+          `no datastore at ${location}: ${describeFresh(recognition)}; pass { create: true } to create one`,
         );
       }
       await transact(async (tx) => {
