@@ -28,7 +28,8 @@ async function readEverything(lease: RunLease) {
 export function describeReadOnly(fx: Fixtures): void {
   const rollbackBase = v1BaseFile(fx);
 
-  fx.needs("files", "local").describe("read-only opens", () => {
+  // SQLite reads a WAL file read-only through its shared-memory index (-shm).
+  fx.needs("files", "local", "walSharedMemory").describe("read-only opens", () => {
     /**
      * A WAL run alone in a new directory: three events and a file. Written
      * elsewhere, then its database file copied alone once its store closed

@@ -176,7 +176,8 @@ export function describeRunLifecycle(fx: Fixtures): void {
       expect(await state(first)).toEqual(before);
     });
 
-    it("is kept by SQLite for a raw writer too", async () => {
+    // biome-ignore format: gated registration
+    fx.needs("extendedErrorCodes").it("is kept by SQLite for a raw writer too", async () => {
       const refusals: [StopStatus, string][] = [
         ["completed", "UPDATE run SET status = 'running', stop_event = NULL"],
         ["failed", "UPDATE run SET updated_at = updated_at + 1"],

@@ -165,7 +165,9 @@ export function describeWorkspaceHistory(fx: Fixtures): void {
     });
   });
 
-  describe("workspace: fork", () => {
+  // A fork opens its source read-only beside the lease the test still holds:
+  // two connections on one WAL file.
+  fx.needs("walSharedMemory").describe("workspace: fork", () => {
     /** A source run with four roots; returns the models and results in order. */
     async function source() {
       const run = await newRun(fx);

@@ -33,7 +33,9 @@ const TRIGGER_MARKER = "run lifecycle:";
 
 /** True when SQLite refused a write through one of the lifecycle triggers. */
 export function isLifecycleRefusal(error: unknown): boolean {
-  if (!isRunledgerError(error) || error.sqliteCode !== "SQLITE_CONSTRAINT_TRIGGER") return false;
+  // By the marker, not only the extended code: a driver that reports
+  // messages alone (docs/writing-an-adapter.md) still carries the trigger's text.
+  if (!isRunledgerError(error)) return false;
   const cause = error.cause instanceof Error ? error.cause.message : "";
   return error.message.includes(TRIGGER_MARKER) || cause.includes(TRIGGER_MARKER);
 }
