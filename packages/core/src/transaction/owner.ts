@@ -49,13 +49,18 @@ export async function runWriteTransaction<T>(
 /**
  * A consistent snapshot with no write capability: `query_only` is switched on
  * for the duration, so a write fails inside SQLite itself (`write_in_read`).
+ * A remote server refuses that pragma: there the snapshot is a deferred
+ * transaction that is always rolled back, so nothing written inside it ever
+ * lands (the read API offers no write; raw SQL that writes is undone, not
+ * refused).
  */
 export async function runReadTransaction<T>(
   entry: Entry,
   fn: (reader: ReadScope) => Promise<T>,
 ): Promise<T> {
   const { connection } = entry;
-  await connection.execute("PRAGMA query_only = 1");
+  const switchQueryOnly = connection.remote !== true;
+  if (switchQueryOnly) await connection.execute("PRAGMA query_only = 1");
   let transaction: DriverTransaction | undefined;
   let outcome: { ok: true; value: T } | { ok: false; error: unknown };
   try {
@@ -73,7 +78,7 @@ export async function runReadTransaction<T>(
   }
   try {
     if (transaction !== undefined) await transaction.rollback();
-    await connection.execute("PRAGMA query_only = 0");
+    if (switchQueryOnly) await connection.execute("PRAGMA query_only = 0");
   } catch (cleanupFailure) {
     throw entry.poison(outcome.ok ? undefined : outcome.error, cleanupFailure);
   }

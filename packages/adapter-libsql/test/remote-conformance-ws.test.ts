@@ -1,0 +1,13 @@
+import { describeConformance } from "@runledger/conformance";
+import { remoteTarget } from "./support/remote-subject.js";
+
+// The conformance suite against a real libSQL server over ws:// (sqld,
+// started for this file; or your own, see support/remote-subject.ts).
+const target = await remoteTarget("ws");
+
+describeConformance({
+  name: `adapter-libsql remote: ${target.label}`,
+  driver: target.driver,
+  location: target.location,
+  capabilities: { files: false },
+});
