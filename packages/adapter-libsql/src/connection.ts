@@ -11,7 +11,7 @@ import { applySettings, normalizeInteger, RunledgerError } from "@runledger/core
 import { translate } from "./errors.js";
 import { finalizerTurns } from "./finalizers.js";
 import { RemoteRetry, readOnlyRefusal, readOnlyRemote } from "./remote.js";
-import { RemoteTransaction } from "./remote-transaction.js";
+import { beginRemote } from "./remote-transaction.js";
 import { fromResultSet, toDriverParams } from "./values.js";
 
 /**
@@ -124,16 +124,23 @@ export class LibsqlConnection implements DriverConnection {
 
   async begin(mode: BeginMode): Promise<DriverTransaction> {
     if (this.#remote) {
-      if (this.#readOnly && mode === "immediate")
+      if (this.#readOnly && mode === "immediate") {
         throw readOnlyRefusal("begin a write transaction");
-      // The client sends BEGIN with the transaction's first statement, so a
-      // busy server answers there: the transaction retries it (remote.ts).
-      const open = () => this.#client.transaction(mode === "immediate" ? "write" : "deferred");
-      const transaction = await this.#attempt("begin failed", open);
-      this.#lastTransaction = transaction;
-      return new RemoteTransaction(transaction, open, this.#busyTimeoutMs, (t) => {
-        this.#lastTransaction = t;
-      });
+      }
+      // A remote client would open a second stream; the port allows one transaction at a time.
+      if (this.#lastTransaction !== undefined && !this.#lastTransaction.closed) {
+        throw new RunledgerError(
+          "transaction_active",
+          "a transaction is already open on this connection; commit or roll it back first",
+        );
+      }
+      const transaction = await beginRemote(
+        () => this.#client.transaction(mode === "immediate" ? "write" : "deferred"),
+        mode,
+        this.#readOnly,
+      );
+      this.#lastTransaction = transaction.client;
+      return transaction;
     }
     // Awaited here, not through #attempt: begin and commit run once per
     // transaction, and each async wrapper costs promises on the hot path.

@@ -13,9 +13,11 @@
  * - a refused token is HTTP 401 (over WebSocket, the handshake just closes);
  * - a missing namespace is HTTP 404 "Namespace `x` doesn't exist".
  * A constraint's kind is read back from SQLite's own message ("UNIQUE
- * constraint failed: …"), which the server passes on unchanged, so core's
- * decisions that depend on it (a foreign-key failure read as an invalid stop
- * reason) hold remotely too.
+ * constraint failed: …"), which the server passes on unchanged, so `code`
+ * (and core's decisions that depend on it: a foreign-key failure read as an
+ * invalid stop reason) holds remotely too; `sqliteCode` stays the primary
+ * `SQLITE_CONSTRAINT` the server answered (a primary key's failure reads
+ * "UNIQUE constraint failed", so the extended code cannot be recovered).
  */
 import { fromSqliteFailure, RunledgerError } from "@runledger/core/port";
 
@@ -65,9 +67,18 @@ export function translateRemote(error: unknown, doing: string): RunledgerError |
     case "SQL_INPUT_ERROR":
       return fromSqliteFailure("SQLITE_ERROR", `${doing}: ${message}`, error);
     case "SQLITE_CONSTRAINT": {
+      // The kind decides the code; sqliteCode stays what the server said.
       const kind = CONSTRAINT_KINDS.find(([pattern]) => pattern.test(message))?.[1];
-      return fromSqliteFailure(kind ?? "SQLITE_CONSTRAINT", `${doing}: ${message}`, error);
+      const refined = fromSqliteFailure(kind ?? "SQLITE_CONSTRAINT", `${doing}: ${message}`, error);
+      return new RunledgerError(refined.code, refined.message, {
+        cause: error,
+        sqliteCode: "SQLITE_CONSTRAINT",
+      });
     }
+    case "ARGS_INVALID":
+      if (/too big/i.test(message))
+        return fromSqliteFailure("SQLITE_TOOBIG", `${doing}: ${message}`, error);
+      break;
   }
   const status = httpStatus(error);
   if (status === 401 || status === 403) return authRefused(doing, error);

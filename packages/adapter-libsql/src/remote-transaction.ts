@@ -1,15 +1,17 @@
 /**
  * A transaction on a libSQL server. Two things differ from a local one:
- * - The client sends BEGIN together with the first statement, so a server
- *   that answers busy answers there: nothing ran yet, so the transaction is
- *   begun again and the statement re-sent, within the busy deadline.
+ * - The client sends BEGIN together with the first statement. A write
+ *   transaction sends a no-op statement as it begins (`begin`), so a server
+ *   that answers busy answers there, where core retries until its busy
+ *   deadline, as it does for a local BEGIN IMMEDIATE; one round trip more
+ *   per write transaction buys that.
  * - The server may end the transaction by itself (sqld takes a write lock
  *   away after 5 s while another writer waits, and an idle HTTP stream
  *   expires): every statement it ran is rolled back, later statements are
  *   refused (the client sends them only while a transaction is open), and
  *   the commit fails `transaction_timeout` — whole, never half.
  */
-import type { Transaction } from "@libsql/client";
+import type { ResultSet, Transaction } from "@libsql/client";
 import {
   type DriverTransaction,
   type QueryResult,
@@ -17,68 +19,70 @@ import {
   type SqlValue,
 } from "@runledger/core/port";
 import { translate } from "./errors.js";
-import { RemoteRetry, remoteResult, transactionLost } from "./remote.js";
+import { readOnlyRefusal, remoteResult, transactionLost } from "./remote.js";
 import { transactionTimeout } from "./remote-errors.js";
 import { toDriverParams } from "./values.js";
 
+/** Begins a transaction on the server; a write transaction takes the write lock now. */
+export async function beginRemote(
+  open: () => Promise<Transaction>,
+  mode: "immediate" | "deferred",
+  readOnly: boolean,
+): Promise<RemoteTransaction> {
+  let transaction: Transaction;
+  try {
+    transaction = await open();
+  } catch (error) {
+    throw translate(error, "begin failed", true);
+  }
+  if (mode === "immediate") {
+    try {
+      await transaction.execute("SELECT 1");
+    } catch (error) {
+      transaction.close();
+      throw translate(error, "begin failed", true);
+    }
+  }
+  return new RemoteTransaction(transaction, readOnly);
+}
+
 export class RemoteTransaction implements DriverTransaction {
-  #transaction: Transaction;
-  readonly #reopen: () => Promise<Transaction>;
-  readonly #busyTimeoutMs: number;
-  readonly #replaced: (transaction: Transaction) => void;
-  /** True once a statement succeeded: BEGIN has reached the server. */
-  #started = false;
+  readonly #transaction: Transaction;
+  /** On a read-only connection a statement that changed rows is refused (the server has no query_only). */
+  readonly #readOnly: boolean;
   #finished = false;
 
-  constructor(
-    transaction: Transaction,
-    reopen: () => Promise<Transaction>,
-    busyTimeoutMs: number,
-    replaced: (transaction: Transaction) => void,
-  ) {
+  constructor(transaction: Transaction, readOnly: boolean) {
     this.#transaction = transaction;
-    this.#reopen = reopen;
-    this.#busyTimeoutMs = busyTimeoutMs;
-    this.#replaced = replaced;
+    this.#readOnly = readOnly;
+  }
+
+  /** The client's transaction, for the connection to end on close. */
+  get client(): Transaction {
+    return this.#transaction;
   }
 
   async execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
     this.#checkOpen();
-    const statement = { sql, args: toDriverParams(params) };
-    if (this.#started) {
-      try {
-        return remoteResult(await this.#transaction.execute(statement));
-      } catch (error) {
-        throw translate(error, "statement failed", true);
-      }
+    let result: ResultSet;
+    try {
+      result = await this.#transaction.execute({ sql, args: toDriverParams(params) });
+    } catch (error) {
+      throw translate(error, "statement failed", true);
     }
-    const retry = new RemoteRetry(this.#busyTimeoutMs);
-    for (;;) {
-      try {
-        const result = await this.#transaction.execute(statement);
-        this.#started = true;
-        return remoteResult(result);
-      } catch (error) {
-        const translated = translate(error, "statement failed", true);
-        await retry.afterFailure(translated);
-        // Busy at BEGIN: this transaction is spent; begin another.
-        this.#transaction.close();
-        this.#transaction = await this.#reopen();
-        this.#replaced(this.#transaction);
-      }
-    }
+    if (this.#readOnly && result.rowsAffected > 0) throw readOnlyRefusal("write");
+    return remoteResult(result);
   }
 
   async executeScript(sql: string): Promise<void> {
     this.#checkOpen();
+    if (this.#readOnly) throw readOnlyRefusal("run a script");
     try {
       await this.#transaction.executeMultiple(sql);
-      this.#started = true;
     } catch (error) {
       throw translate(error, "script failed", true);
     }
   }
-
   async commit(): Promise<void> {
     this.#checkOpen();
     try {

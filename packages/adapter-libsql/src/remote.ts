@@ -87,10 +87,18 @@ export async function readOnlyRemote(
   }
 }
 
+/**
+ * The adapter's own refusal on a read-only remote connection. It carries
+ * SQLITE_READONLY, the code a local connection's refusal carries, so both
+ * read the same to a caller.
+ */
 export function readOnlyRefusal(what: string): RunledgerError {
   return new RunledgerError(
     "read_only",
     `cannot ${what} on a read-only connection; open it writable`,
+    {
+      sqliteCode: "SQLITE_READONLY",
+    },
   );
 }
 

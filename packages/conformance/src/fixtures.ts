@@ -16,7 +16,7 @@ import {
   type OpenOptions,
   RunledgerError,
 } from "@runledger/core";
-import { afterAll, expect, onTestFinished } from "vitest";
+import { afterAll, expect, it, onTestFinished } from "vitest";
 import type { DriverSource, FailedMessage } from "./child/common.js";
 import type { HolderCommand, HolderMessage, HolderRequest } from "./child/protocol.js";
 import type { ConformanceChild, ConformanceSubject } from "./subject.js";
@@ -30,6 +30,8 @@ export interface Fixtures {
   readonly subject: ConformanceSubject;
   /** Locations are local files (capabilities.files). */
   readonly files: boolean;
+  /** Locations are databases on a server (capabilities.remote). */
+  readonly remote: boolean;
   /** The subject's driver, built once per suite. */
   driver(): Driver;
   /** A fresh location that names no database yet. */
@@ -60,6 +62,7 @@ export function createFixtures(subject: ConformanceSubject): Fixtures {
   const fixtures: Fixtures = {
     subject,
     files: subject.capabilities?.files === true,
+    remote: subject.capabilities?.remote === true,
     driver: () => {
       driver ??= subject.driver();
       return driver;
@@ -330,4 +333,18 @@ export class ChildProcess<M extends { readonly state: string }, C extends string
   #details(): string {
     return this.#diagnostics === "" ? "" : `\n--- ${this.#name} stderr ---\n${this.#diagnostics}`;
   }
+}
+
+/**
+ * `it`, or on a remote subject a skipped test whose title names why it cannot
+ * hold there: vitest lists it as skipped, never silently absent.
+ */
+export function itUnlessRemote(fx: Fixtures, reason: string): typeof it {
+  if (!fx.remote) return it;
+  const skipped = ((title: string, ...rest: unknown[]) =>
+    (it.skip as (...args: unknown[]) => void)(
+      `${title} [not remote: ${reason}]`,
+      ...rest,
+    )) as typeof it;
+  return skipped;
 }

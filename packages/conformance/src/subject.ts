@@ -36,6 +36,13 @@ export interface ConformanceCapabilities {
    * whose directories it may create siblings and symlinks in. Default false.
    */
   readonly files?: boolean;
+  /**
+   * Locations are databases on a server (a libSQL server, sqld). Tests that
+   * cannot hold there (pragmas with values, TEMP tables, SQLite's extended
+   * result codes, a write refused inside a read) are registered as skipped
+   * with the reason in their title. Default false.
+   */
+  readonly remote?: boolean;
 }
 
 export interface ConformanceChild {
