@@ -12,22 +12,42 @@
  * - an idle HTTP stream expires after about 10 s (`STREAM_EXPIRED`);
  * - a refused token is HTTP 401 (over WebSocket, the handshake just closes);
  * - a missing namespace is HTTP 404 "Namespace `x` doesn't exist".
- * A constraint's kind is read back from SQLite's own message ("UNIQUE
- * constraint failed: …"), which the server passes on unchanged, so `code`
- * (and core's decisions that depend on it: a foreign-key failure read as an
- * invalid stop reason) holds remotely too; `sqliteCode` stays the primary
- * `SQLITE_CONSTRAINT` the server answered (a primary key's failure reads
- * "UNIQUE constraint failed", so the extended code cannot be recovered).
+ * A constraint's kind is read back from SQLite's own message ("FOREIGN KEY
+ * constraint failed", a trigger's RAISE text), which the server passes on
+ * unchanged, so `code` and the extended `sqliteCode` (and core's decisions
+ * that depend on them) hold remotely too — except a primary key's failure,
+ * which reads "UNIQUE constraint failed" like a unique index's.
  */
 import { fromSqliteFailure, RunledgerError } from "@runledger/core/port";
 
-const CONSTRAINT_KINDS: ReadonlyArray<readonly [RegExp, string]> = [
-  [/FOREIGN KEY constraint failed/i, "SQLITE_CONSTRAINT_FOREIGNKEY"],
-  [/UNIQUE constraint failed/i, "SQLITE_CONSTRAINT_UNIQUE"],
-  [/NOT NULL constraint failed/i, "SQLITE_CONSTRAINT_NOTNULL"],
-  [/CHECK constraint failed/i, "SQLITE_CONSTRAINT_CHECK"],
-  [/cannot store \S+ value in \S+ column/i, "SQLITE_CONSTRAINT_DATATYPE"],
+/**
+ * SQLite's own message for each kind of constraint failure, and the extended
+ * code it goes with. "UNIQUE constraint failed" is also what a primary key's
+ * failure says, so that one gives the code (`constraint_unique`) but keeps
+ * the primary sqliteCode: the extended one cannot be told.
+ */
+const CONSTRAINT_KINDS: ReadonlyArray<readonly [RegExp, string, boolean]> = [
+  [/FOREIGN KEY constraint failed/i, "SQLITE_CONSTRAINT_FOREIGNKEY", true],
+  [/UNIQUE constraint failed/i, "SQLITE_CONSTRAINT_UNIQUE", false],
+  [/NOT NULL constraint failed/i, "SQLITE_CONSTRAINT_NOTNULL", true],
+  [/CHECK constraint failed/i, "SQLITE_CONSTRAINT_CHECK", true],
+  [/cannot store \S+ value in \S+ column/i, "SQLITE_CONSTRAINT_DATATYPE", true],
 ];
+
+/**
+ * A constraint failure from the server, its kind read from the message. One
+ * that matches no built-in kind carries a schema's own text: a trigger's
+ * RAISE, SQLITE_CONSTRAINT_TRIGGER (core tells a stale journal guess by it).
+ */
+function constraintFailure(message: string, doing: string, cause: unknown): RunledgerError {
+  const kind = CONSTRAINT_KINDS.find(([pattern]) => pattern.test(message));
+  const extended = kind?.[1] ?? "SQLITE_CONSTRAINT_TRIGGER";
+  const refined = fromSqliteFailure(extended, `${doing}: ${message}`, cause);
+  return new RunledgerError(refined.code, refined.message, {
+    cause,
+    sqliteCode: kind === undefined || kind[2] ? extended : "SQLITE_CONSTRAINT",
+  });
+}
 
 const NETWORK_CODES = new Set([
   "ECONNREFUSED",
@@ -66,15 +86,8 @@ export function translateRemote(error: unknown, doing: string): RunledgerError |
     case "SQL_PARSE_ERROR":
     case "SQL_INPUT_ERROR":
       return fromSqliteFailure("SQLITE_ERROR", `${doing}: ${message}`, error);
-    case "SQLITE_CONSTRAINT": {
-      // The kind decides the code; sqliteCode stays what the server said.
-      const kind = CONSTRAINT_KINDS.find(([pattern]) => pattern.test(message))?.[1];
-      const refined = fromSqliteFailure(kind ?? "SQLITE_CONSTRAINT", `${doing}: ${message}`, error);
-      return new RunledgerError(refined.code, refined.message, {
-        cause: error,
-        sqliteCode: "SQLITE_CONSTRAINT",
-      });
-    }
+    case "SQLITE_CONSTRAINT":
+      return constraintFailure(message, doing, error);
     case "ARGS_INVALID":
       if (/too big/i.test(message))
         return fromSqliteFailure("SQLITE_TOOBIG", `${doing}: ${message}`, error);
@@ -147,14 +160,14 @@ export function isNetworkFailure(error: unknown): boolean {
   return false;
 }
 
-/** A WebSocket the server closed before answering (the client's error, or one translated from it): a refused token looks like this. */
+/** A WebSocket the server closed before answering (the client's error, or one translated from it): a refused token (1006) or a missing namespace (1011) looks like this. */
 export function isWebSocketClosedEarly(error: unknown): boolean {
   for (let e = error, depth = 0; e !== undefined && e !== null && depth < 3; depth++) {
     const fields = e as { code?: unknown; message?: unknown; cause?: unknown };
     if (
       fields.code === "HRANA_WEBSOCKET_ERROR" &&
       typeof fields.message === "string" &&
-      /closed with code 1006/.test(fields.message)
+      /closed with code (1006|1011)/.test(fields.message)
     ) {
       return true;
     }

@@ -70,7 +70,9 @@ export class RemoteTransaction implements DriverTransaction {
     } catch (error) {
       throw translate(error, "statement failed", true);
     }
-    if (this.#readOnly && result.rowsAffected > 0) throw readOnlyRefusal("write");
+    if (this.#readOnly && result.rowsAffected > 0) {
+      throw readOnlyRefusal("write", `the statement changed ${result.rowsAffected} rows`);
+    }
     return remoteResult(result);
   }
 

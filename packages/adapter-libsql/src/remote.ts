@@ -74,7 +74,12 @@ export async function readOnlyRemote(
   }
   try {
     const result = await transaction.execute({ sql, args: toDriverParams(params) });
-    if (result.rowsAffected > 0) throw readOnlyRefusal("write");
+    if (result.rowsAffected > 0) {
+      throw readOnlyRefusal(
+        "write",
+        `the statement changed ${result.rowsAffected} rows (rolled back)`,
+      );
+    }
     return remoteResult(result);
   } catch (error) {
     throw translate(error, "statement failed", true);
@@ -90,14 +95,18 @@ export async function readOnlyRemote(
 /**
  * The adapter's own refusal on a read-only remote connection. It carries
  * SQLITE_READONLY, the code a local connection's refusal carries, so both
- * read the same to a caller.
+ * read the same to a caller; its cause says what the adapter saw.
  */
-export function readOnlyRefusal(what: string): RunledgerError {
+export function readOnlyRefusal(
+  what: string,
+  seen = "the connection was opened read-only",
+): RunledgerError {
   return new RunledgerError(
     "read_only",
     `cannot ${what} on a read-only connection; open it writable`,
     {
       sqliteCode: "SQLITE_READONLY",
+      cause: new Error(`${seen}; a libSQL server has no query_only, so the adapter refuses it`),
     },
   );
 }
