@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { createHash } from "node:crypto";
 import { realpathSync, statSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { type Client, createClient } from "@libsql/client";
@@ -9,6 +10,7 @@ import {
   type DriverConnection,
   type OpenOptions,
   RunledgerError,
+  runtimeHash,
   syncProbe,
 } from "@runledger/core/port";
 import { LibsqlConnection } from "./connection.js";
@@ -36,6 +38,9 @@ export interface LibsqlDriverOptions {
 // promise grows with the number of AsyncLocalStorage instances in use.
 const asyncContext = new AsyncLocalStorage();
 
+/** Node's native SHA-256: core hashes every stored file with it. */
+const hash = runtimeHash("node:crypto", () => createHash("sha256"));
+
 const files = syncProbe({
   cwd: () => process.cwd(),
   realpath: (path) => realpathSync.native(path),
@@ -52,6 +57,7 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
   return {
     name: "libsql",
     asyncContext,
+    hash,
     async canonicalize(location: string): Promise<string> {
       const parsed = parse(location);
       return parsed.kind === "file" ? canonicalFilePath(parsed.path, files) : parsed.url;

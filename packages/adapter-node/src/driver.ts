@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
+import { createHash } from "node:crypto";
 import { realpathSync, statSync } from "node:fs";
 import {
   canonicalFilePath,
@@ -6,6 +7,7 @@ import {
   type Driver,
   type DriverConnection,
   type OpenOptions,
+  runtimeHash,
   syncProbe,
 } from "@runledger/core/port";
 import Database from "better-sqlite3";
@@ -22,6 +24,9 @@ export interface NodeDriverOptions {
 // promise grows with the number of AsyncLocalStorage instances in use.
 const asyncContext = new AsyncLocalStorage();
 
+/** Node's native SHA-256: core hashes every stored file with it. */
+const hash = runtimeHash("node:crypto", () => createHash("sha256"));
+
 const files = syncProbe({
   cwd: () => process.cwd(),
   realpath: (path) => realpathSync.native(path),
@@ -34,6 +39,7 @@ export function nodeDriver(options: NodeDriverOptions = {}): Driver {
   return {
     name: "better-sqlite3",
     asyncContext,
+    hash,
     canonicalize: (location) => canonicalFilePath(location, files),
     async open(location: string, open: OpenOptions): Promise<DriverConnection> {
       await checkFileOpenable(location, open.create && !open.readOnly, files);

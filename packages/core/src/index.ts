@@ -49,9 +49,9 @@ export {
   type SchemaDifference,
 } from "./schema/recognize.js";
 export type { ReadScope, WriteScope } from "./transaction/scope.js";
-export type { Content } from "./workspace/blobs.js";
+export type { Content } from "./workspace/files.js";
 export type { GarbageReport } from "./workspace/gc.js";
-export { EMPTY_ROOT_ID, ROOT_FORMAT, rootId, treeId } from "./workspace/identity.js";
+export { CUT_ONE_IN, EMPTY_ROOT_ID, MAX_NODE_ENTRIES } from "./workspace/node.js";
 export { MAX_DEPTH, MAX_PATH_BYTES, MAX_SEGMENT_BYTES, parsePath } from "./workspace/paths.js";
 export {
   type ApplyChanges,

@@ -190,7 +190,7 @@ export async function demo(dir: string | undefined, output: Output): Promise<num
         `  steps         ${steps.length} (${last} journal events)`,
         `  current root  ${summary.currentRoot}`,
         `  files         ${summary.files}`,
-        `  verify        ${verify.ok ? "ok" : `${verify.problems.length} problem(s)`} (${counts.events} events, ${counts.blobs} blobs, ${counts.trees} trees, ${counts.roots} roots)`,
+        `  verify        ${verify.ok ? "ok" : `${verify.problems.length} problem(s)`} (${counts.events} events, ${counts.objects} objects, ${counts.chunks} pieces, ${counts.roots} roots)`,
         "",
         `journal tail (last ${summary.tail.length} of ${last} events)`,
         ...summary.tail.map((event) => `  ${eventLine(event)}`),

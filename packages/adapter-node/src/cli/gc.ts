@@ -4,7 +4,7 @@ import { withRun } from "./store.js";
 
 /**
  * Drops journal history before a sequence (when asked), then collects every
- * root, tree, blob and chunk nothing retains, in one transaction.
+ * node, file and piece nothing retains, in one transaction.
  */
 export async function gc(
   file: string,
@@ -26,8 +26,8 @@ export async function gc(
     ...(pruneBefore === undefined
       ? []
       : [`pruned     ${pruned} journal events before ${pruneBefore}`]),
-    `collected  ${collected.roots} roots, ${collected.trees} trees, ${collected.blobs} blobs, ${collected.chunks} chunks`,
-    `remaining  ${remaining.events} events, ${remaining.roots} roots, ${remaining.trees} trees, ${remaining.blobs} blobs, ${remaining.chunks} chunks`,
+    `collected  ${collected.nodes} nodes, ${collected.files} files, ${collected.chunks} pieces`,
+    `remaining  ${remaining.events} events, ${remaining.roots} roots, ${remaining.objects} objects, ${remaining.chunks} pieces`,
   ]);
   return EXIT_OK;
 }

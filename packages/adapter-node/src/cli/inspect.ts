@@ -56,7 +56,7 @@ export async function inspect(file: string, output: Output): Promise<number> {
     `created         ${iso(run.createdAt)}`,
     `updated         ${iso(run.updatedAt)}`,
     `journal         ${counts.events} events${range}`,
-    `workspace       ${counts.blobs} blobs, ${counts.chunks} chunks, ${counts.trees} trees, ${counts.roots} roots, ${counts.pins} pins`,
+    `workspace       ${counts.objects} objects, ${counts.chunks} pieces, ${counts.roots} roots, ${counts.pins} pins`,
     `current root    ${currentRoot}`,
   ]);
   return EXIT_OK;

@@ -21,7 +21,7 @@ export async function verify(file: string, output: Output): Promise<number> {
         },
       };
   await report(output, { file, ok, problems, counts, ...failure }, () => [
-    `${ok ? "ok" : "FAILED"}: ${file}: ${counts.events} events, ${counts.blobs} blobs, ${counts.trees} trees, ${counts.roots} roots`,
+    `${ok ? "ok" : "FAILED"}: ${file}: ${counts.events} events, ${counts.objects} objects, ${counts.chunks} pieces, ${counts.roots} roots`,
     ...problems.map((problem) => `  ${problem}`),
   ]);
   if (ok) return EXIT_OK;

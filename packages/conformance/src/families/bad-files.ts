@@ -199,20 +199,41 @@ export function describeBadFiles(fx: Fixtures): void {
         check: (error) => expect(error.message).toContain("it holds no run row"),
       },
       {
-        name: "a valid v1 file whose current-root row is missing",
-        build: derived(["DELETE FROM workspace_current"]),
+        name: "a valid v1 file whose identity row is missing",
+        build: derived(["DELETE FROM runledger_identity"]),
         code: "corrupt",
-        check: (error) => expect(error.message).toContain("it has no current workspace root"),
+        check: (error) => expect(error.message).toContain("it has no identity row"),
       },
       {
-        name: "a valid v1 file whose current-root row names a root that does not exist",
-        build: derived([
-          "PRAGMA foreign_keys = OFF",
-          "UPDATE workspace_current SET root_id = zeroblob(32)",
-        ]),
+        name: "a valid v1 file whose current root's node is missing",
+        build: derived(["DELETE FROM workspace_object"]),
         code: "corrupt",
         check: (error) =>
           expect(error.message).toContain("its current workspace root does not exist"),
+      },
+      {
+        name: "a v1 file without its header id and without the identity table",
+        build: derived(["PRAGMA application_id = 0", "DROP TABLE runledger_identity"]),
+        code: "foreign_database",
+        check: (error) => expect(error.details?.applicationId).toBe(0),
+      },
+      {
+        name: "another program's database with user_version 1 and no application_id",
+        build: crafted(["CREATE TABLE run (id INTEGER PRIMARY KEY)", "PRAGMA user_version = 1"]),
+        code: "foreign_database",
+        check: (error) => expect(error.details?.applicationId).toBe(0),
+      },
+      {
+        name: "a v1 file without its header id whose identity table differs",
+        build: crafted([
+          ...SCHEMA_V1.objects.flatMap((o) =>
+            o.sql === null
+              ? []
+              : [o.name === "runledger_identity" ? o.sql.replace("STRICT", "") : o.sql],
+          ),
+          `PRAGMA user_version = ${SCHEMA_V1.userVersion}`,
+        ]),
+        code: "foreign_database",
       },
     ];
 
@@ -251,6 +272,42 @@ export function describeBadFiles(fx: Fixtures): void {
       expect((await lease.read((r) => r.run.get())).runId).toBe(CREATE.runId);
       expect(schemaDigest(await liveSchema(fx, location))).toBe(SCHEMA_V1_DIGEST);
       await lease.release();
+    });
+
+    it("recognizes a v1 file whose header id is 0 by its identity table, and leaves the header as found", async () => {
+      // What a run created on a libSQL server looks like: the server refuses
+      // PRAGMA application_id, so only the identity table names the format.
+      const location = await copyInto(fx, await v1Base());
+      await raw(fx, location, ["PRAGMA application_id = 0"]);
+      const lease = await runStore(fx).open(location);
+      const events = await lease.read((r) => r.journal.list());
+      expect(events.map((event) => event.record)).toEqual([{ step: "fetch" }, { step: "build" }]);
+      await lease.transact((tx) => tx.workspace.apply({ put: { "a.txt": "a" } }));
+      expect((await lease.verify()).problems).toEqual([]);
+      await lease.release();
+      expect(await pragma(fx, location, "application_id")).toBe(0);
+    });
+
+    it("creates a run without writing the header id on a connection that says it is remote", async () => {
+      const location = fx.location();
+      const inner = fx.driver();
+      const { driver, log } = recording(inner);
+      const remote: Driver = {
+        ...driver,
+        async open(at, options) {
+          const connection = await driver.open(at, options);
+          return { ...connection, remote: true };
+        },
+      };
+      const lease = await runStore(fx, { driver: remote }).open(location, { create: CREATE });
+      await lease.release();
+      expect(log.some((entry) => entry.startsWith("PRAGMA application_id"))).toBe(false);
+      expect(log).toContain(`PRAGMA user_version = ${SCHEMA_V1.userVersion}`);
+      expect(await pragma(fx, location, "application_id")).toBe(0);
+      // Every adapter recognizes it, through its identity table.
+      const again = await runStore(fx).open(location);
+      expect((await again.read((r) => r.run.get())).runId).toBe(CREATE.runId);
+      await again.release();
     });
 
     it("recognizes a v1 file in rollback-journal mode and switches it to WAL only afterwards", async () => {

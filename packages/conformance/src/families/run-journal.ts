@@ -10,15 +10,17 @@
  * tree, a root, a chunk, the journal).
  */
 import {
+  CHUNK_SIZE,
   EMPTY_ROOT_ID,
   type JournalEvent,
   type RunLease,
   type StopReason,
   type StopStatus,
 } from "@runledger/core";
+import { createHash } from "node:crypto";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
-import { CREATE, firstRow, openRun, raw, runStore } from "./run-fixtures.js";
+import { CREATE, firstRow, noise, openRun, raw, runStore } from "./run-fixtures.js";
 
 /** Ids e1, e2, … and a clock that ticks 1 ms per reading, so both are predictable. */
 function predictable() {
@@ -397,49 +399,81 @@ export function describeRunJournal(fx: Fixtures): void {
       });
       const report = await lease.verify();
       expect(report).toMatchObject({ ok: true, problems: [] });
-      expect(report.counts).toMatchObject({ events: 5, trees: 1, roots: 1 });
+      expect(report.counts).toMatchObject({ events: 5, objects: 1, roots: 1 });
     });
 
-    /** A healthy run, closed, then changed behind core's back on a raw connection. */
-    const tampered = async (statements: string[]) => {
+    /** A healthy run with two roots besides the empty one, closed, then changed behind core's back. */
+    const tampered = async (statements: (roots: string[]) => string[]) => {
       const location = fx.location();
       const lease = await openRun(fx, location);
+      const roots: string[] = [];
       await lease.transact(async (tx) => {
-        for (let n = 1; n <= 3; n++) await tx.journal.append({ n });
+        await tx.journal.append({ n: 1 });
+        roots.push((await tx.workspace.apply({ put: { "a.txt": "a" } })).rootId);
+        roots.push((await tx.workspace.apply({ put: { "b/c.txt": "c" } })).rootId);
+        await tx.journal.append({ n: 4 });
       });
-      expect((await lease.verify()).ok).toBe(true);
+      expect((await lease.verify()).problems).toEqual([]);
       await lease.release();
-      await raw(fx, location, statements);
+      await raw(fx, location, statements(roots));
       const reopened = await runStore(fx).open(location, { create: CREATE });
       const report = await reopened.verify();
       await reopened.release();
       return report;
     };
 
-    it("reports a tree whose recorded entry count is not what it holds", async () => {
-      const report = await tampered(["UPDATE workspace_tree SET entry_count = 1"]);
-      expect(report.ok).toBe(false);
-      expect(report.problems.join("\n")).toMatch(/tree [0-9a-f]{64}: 0 entries stored, 1 recorded/);
-    });
-
-    it("reports a root whose id is not the hash of its tree", async () => {
-      const report = await tampered([
-        `INSERT INTO workspace_root (root_id, format, tree_id, created_at)
-         SELECT zeroblob(32), 1, tree_id, 0 FROM workspace_tree`,
+    it("reports an object whose bytes do not hash to its id", async () => {
+      const report = await tampered(() => [
+        "INSERT INTO workspace_object (id, kind, size, data) VALUES (zeroblob(32), 0, 3, X'616263')",
       ]);
       expect(report.ok).toBe(false);
-      expect(report.problems.join("\n")).toMatch(/root 0{64}: its tree does not hash to its id/);
+      expect(report.problems.join("\n")).toMatch(/object 0{64}: its bytes do not hash to its id/);
     });
 
-    it("reports a chunk whose bytes no longer hash to its digest", async () => {
+    it("reports a small file whose bytes changed", async () => {
+      const digest = createHash("sha256").update("a").digest("hex");
+      const report = await tampered(() => [
+        `UPDATE workspace_object SET data = X'62' WHERE id = X'${digest}'`,
+      ]);
+      expect(report.problems.join("\n")).toContain(`object ${digest}: its bytes do not hash to its id`);
+    });
+
+    it("reports a root the journal retains whose node is missing", async () => {
+      const report = await tampered((roots) => [
+        `DELETE FROM workspace_object WHERE id = X'${roots[0]}'`,
+      ]);
+      expect(report.ok).toBe(false);
+      expect(report.problems.join("\n")).toMatch(/node [0-9a-f]{64}: missing/);
+    });
+
+    it("reports a pinned node whose names are out of order (not canonical)", async () => {
+      // Built here from the documented encoding: two files, "b" before "a".
+      const target = createHash("sha256").update("a").digest();
+      const entry = (name: string) =>
+        Buffer.concat([Buffer.from([1, name.length]), Buffer.from(name), target, Buffer.from([1])]);
+      const bytes = Buffer.concat([
+        Buffer.from("runledger/node/1\u0000"),
+        Buffer.from([0, 2]),
+        entry("b"),
+        entry("a"),
+      ]);
+      const id = createHash("sha256").update(bytes).digest("hex");
+      const report = await tampered(() => [
+        `INSERT INTO workspace_object (id, kind, size, data) VALUES (X'${id}', 0, ${bytes.length}, X'${bytes.toString("hex")}')`,
+        `INSERT INTO workspace_pin (name, root_id, created_at) VALUES ('odd', X'${id}', 0)`,
+      ]);
+      expect(report.problems).toEqual([`node ${id}: names out of order`]);
+    });
+
+    it("reports a piece of a large file whose bytes changed", async () => {
       const location = fx.location();
       const lease = await openRun(fx, location);
       await lease.transact((tx) =>
-        tx.workspace.apply({ put: { "notes/readme.txt": "the bytes verify re-hashes" } }),
+        tx.workspace.apply({ put: { "data.bin": noise("verify", CHUNK_SIZE + 100) } }),
       );
       const healthy = await lease.verify();
       expect(healthy).toMatchObject({ ok: true, problems: [] });
-      expect(healthy.counts.blobs).toBe(1);
+      expect(healthy.counts.chunks).toBe(2);
       await lease.release();
       // Same length, other bytes: only re-hashing can tell.
       await raw(fx, location, ["UPDATE workspace_chunk SET data = zeroblob(length(data))"]);
@@ -448,12 +482,12 @@ export function describeRunJournal(fx: Fixtures): void {
       await reopened.release();
       expect(report.ok).toBe(false);
       expect(report.problems.join("\n")).toMatch(
-        /blob [0-9a-f]{64}: .*does not hash to its digest/,
+        /file [0-9a-f]{64}: piece 0 is not at the address its bytes give/,
       );
     });
 
     it("reports a journal with a gap", async () => {
-      const report = await tampered(["DELETE FROM journal WHERE sequence = 2"]);
+      const report = await tampered(() => ["DELETE FROM journal WHERE sequence = 2"]);
       expect(report.ok).toBe(false);
       expect(report.problems.join("\n")).toMatch(/journal: .*gaps/);
     });

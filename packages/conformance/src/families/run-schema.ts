@@ -19,11 +19,8 @@ import {
   manifestDigest,
   RUN_SCHEMA_VERSION,
   RunStore,
-  rootId,
   SCHEMA_V1,
   SCHEMA_V1_DIGEST,
-  toHex,
-  treeId,
 } from "@runledger/core";
 import { describe, expect, it } from "vitest";
 import { FaultInjector } from "../faults.js";
@@ -41,7 +38,7 @@ import {
   runStore,
   schemaDigest,
 } from "./run-fixtures.js";
-import { apply } from "./workspace-fixtures.js";
+import { allObjects, apply, storedTables } from "./workspace-fixtures.js";
 
 const sha256 = (...parts: (string | Buffer)[]) => {
   const hash = createHash("sha256");
@@ -74,21 +71,26 @@ export function describeRunSchema(fx: Fixtures): void {
     });
 
     it("starts the workspace at the canonical empty root, recomputable from its encoding", async () => {
-      // Recomputed here from the documented bytes, not taken from core.
-      const emptyTree = sha256("runledger/workspace/tree/1\u0000");
-      const emptyRoot = sha256("runledger/workspace/root/1\u0000", emptyTree);
-      expect(EMPTY_ROOT_ID).toBe(emptyRoot.toString("hex"));
-      expect(toHex(rootId(treeId([])))).toBe(EMPTY_ROOT_ID);
+      // Recomputed here from the documented bytes, not taken from core: the
+      // node domain, level 0, no entries.
+      const emptyNode = Buffer.concat([Buffer.from("runledger/node/1\u0000"), Buffer.from([0, 0])]);
+      expect(EMPTY_ROOT_ID).toBe(sha256(emptyNode).toString("hex"));
 
       const location = await createdRun(fx);
-      const [roots, trees, current] = await raw(fx, location, [
-        "SELECT lower(hex(root_id)) AS id, format, lower(hex(tree_id)) AS tree FROM workspace_root",
-        "SELECT lower(hex(tree_id)) AS id, entry_count FROM workspace_tree",
-        "SELECT singleton, lower(hex(root_id)) AS id FROM workspace_current",
+      const [objects, identity, current, chunks] = await raw(fx, location, [
+        "SELECT lower(hex(id)) AS id, kind, size, lower(hex(data)) AS data FROM workspace_object",
+        "SELECT application_id, format, version FROM runledger_identity",
+        "SELECT lower(hex(root_id)) AS id FROM workspace_current",
+        "SELECT count(*) AS n FROM workspace_chunk",
       ]);
-      expect(roots).toEqual([{ id: EMPTY_ROOT_ID, format: 1, tree: emptyTree.toString("hex") }]);
-      expect(trees).toEqual([{ id: emptyTree.toString("hex"), entry_count: 0 }]);
-      expect(current).toEqual([{ singleton: 1, id: EMPTY_ROOT_ID }]);
+      expect(objects).toEqual([
+        { id: EMPTY_ROOT_ID, kind: 0, size: emptyNode.length, data: emptyNode.toString("hex") },
+      ]);
+      expect(identity).toEqual([
+        { application_id: APPLICATION_ID, format: "runledger run database", version: 1 },
+      ]);
+      expect(current).toEqual([{ id: EMPTY_ROOT_ID }]);
+      expect(chunks).toEqual([{ n: 0 }]);
 
       // The journal records the current root with every event.
       const lease = await openRun(fx, location);
@@ -127,15 +129,14 @@ export function describeRunSchema(fx: Fixtures): void {
       });
       expect(RUN_SCHEMA_VERSION).toBe(1);
       expect(schemaDigest(fresh.schema)).toBe(SCHEMA_V1_DIGEST);
-      // Only the canonical empty root and its tree.
+      // Only the canonical empty root's node.
       expect(fresh.counts).toEqual({
         events: 0,
         firstSequence: null,
         lastSequence: null,
-        blobs: 0,
+        objects: 1,
         chunks: 0,
-        trees: 1,
-        roots: 1,
+        roots: 0,
         pins: 0,
       });
 
@@ -143,11 +144,11 @@ export function describeRunSchema(fx: Fixtures): void {
         await tx.journal.append({ step: "fetch" });
         await tx.journal.append({ step: "build" });
       });
-      // Two blobs, one of them two chunks; a root tree and a notes/ tree.
+      // Two files, one of them two pieces (its object is the piece list); a top node and notes/'s.
       await apply(lease, {
         put: { "notes/plan.md": "# Plan\n", "data.bin": noise("counts", CHUNK_SIZE + 100) },
       });
-      // One new blob of one chunk; a new notes/ tree and root tree, data.bin shared.
+      // One new small file; a new notes/ node and top node, data.bin shared.
       const { sequence } = await apply(lease, { put: { "notes/plan.md": "# Plan, revised\n" } });
       expect(sequence).toBe(4);
       await lease.transact(async (tx) => {
@@ -162,12 +163,17 @@ export function describeRunSchema(fx: Fixtures): void {
         events: 2,
         firstSequence: 3,
         lastSequence: 4,
-        blobs: 3,
-        chunks: 4,
-        trees: 5,
-        roots: 3,
+        objects: held.counts.objects,
+        chunks: 2,
+        roots: 2,
         pins: 1,
       });
+      // Three files (the first plan, data.bin's piece list, the revised plan) and every node
+      // stored: the empty root's and the two roots' (how many depends on where names cut).
+      const stored = allObjects(await storedTables(lease));
+      expect(stored.files.size).toBe(3);
+      expect(held.counts.objects).toBe(stored.files.size + stored.nodes.size);
+      expect(stored.nodes.size).toBeGreaterThanOrEqual(5);
     });
 
     it("opens an existing run only under its own identity", async () => {

@@ -83,12 +83,7 @@ const AFTER: Model = applyToModel(
 const EXPECTED_KINDS = [
   /^SAVEPOINT /,
   /INSERT INTO workspace_chunk/,
-  /INSERT INTO workspace_blob /,
-  /INSERT INTO workspace_blob_chunk/,
-  /INSERT INTO workspace_tree /,
-  /INSERT INTO workspace_tree_entry/,
-  /INSERT INTO workspace_root/,
-  /UPDATE workspace_current/,
+  /INSERT INTO workspace_object/,
   /INSERT INTO journal/,
   /^RELEASE /,
 ];

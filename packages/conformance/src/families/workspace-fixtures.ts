@@ -14,12 +14,8 @@ import { runStore } from "./run-fixtures.js";
 
 /** Every table of the run database that the workspace writes. */
 export const WORKSPACE_TABLES = [
-  "workspace_blob",
+  "workspace_object",
   "workspace_chunk",
-  "workspace_blob_chunk",
-  "workspace_tree",
-  "workspace_tree_entry",
-  "workspace_root",
   "workspace_current",
   "workspace_pin",
 ] as const;
@@ -27,11 +23,8 @@ export const WORKSPACE_TABLES = [
 /** The workspace tables, the journal and the run row: everything an apply could touch. */
 export const RUN_TABLES = [...WORKSPACE_TABLES, "journal", "run"] as const;
 
-/** The documented canonical empty root and its tree (docs/file-format.md). */
-export const DOCUMENTED_EMPTY_ROOT =
-  "24812dcc6b9d4a05f9552c64862d10ac5f027ad1dc03f8e9993bfc36f49d422d";
-export const DOCUMENTED_EMPTY_TREE =
-  "3b31997094fecf2a78dcc3f9dff7da43d499e5228bb5562a255dd4ef99e8b90b";
+/** The documented canonical empty root (docs/file-format.md). */
+export const DOCUMENTED_EMPTY_ROOT = "b675551457eebdbe909baf072723d7274a1b052cffce27abd668f1c9febaa712";
 
 const encoder = new TextEncoder();
 export const utf8 = (text: string): Uint8Array => encoder.encode(text);
@@ -152,26 +145,25 @@ export async function expectRefusedUnchanged(
 // ---------------------------------------------------------------------------
 // Workspace structure as stored: read straight from the tables.
 
+export interface StoredObject {
+  readonly kind: number;
+  readonly size: number;
+  readonly data: Buffer;
+}
+
 export interface StoredTables {
-  /** root id → tree id */
-  readonly roots: Map<string, string>;
+  /** id → the object as stored */
+  readonly objects: Map<string, StoredObject>;
   readonly current: string;
   readonly journalRoots: Set<string>;
   readonly pinRoots: Set<string>;
-  readonly trees: Set<string>;
-  /** tree id → its entries' targets */
-  readonly subtrees: Map<string, string[]>;
-  readonly treeBlobs: Map<string, string[]>;
-  readonly blobs: Set<string>;
-  /** blob digest → chunk digests */
-  readonly blobChunks: Map<string, string[]>;
   readonly chunks: Set<string>;
 }
 
+/** Objects by what they are, as GarbageReport counts them. */
 export interface ObjectSets {
-  readonly roots: Set<string>;
-  readonly trees: Set<string>;
-  readonly blobs: Set<string>;
+  readonly nodes: Set<string>;
+  readonly files: Set<string>;
   readonly chunks: Set<string>;
 }
 
@@ -179,14 +171,13 @@ export interface ObjectSets {
 export async function storedTables(lease: RunLease): Promise<StoredTables> {
   const rows = (sql: string) => query(lease, sql);
   const h = (column: string) => `lower(hex(${column})) AS ${column}`;
-  const push = (map: Map<string, string[]>, key: string, value: string) => {
-    const list = map.get(key);
-    if (list === undefined) map.set(key, [value]);
-    else list.push(value);
-  };
-  const roots = new Map<string, string>();
-  for (const row of await rows(`SELECT ${h("root_id")}, ${h("tree_id")} FROM workspace_root`)) {
-    roots.set(String(row.root_id), String(row.tree_id));
+  const objects = new Map<string, StoredObject>();
+  for (const row of await rows(`SELECT ${h("id")}, kind, size, data FROM workspace_object`)) {
+    objects.set(String(row.id), {
+      kind: Number(row.kind),
+      size: Number(row.size),
+      data: Buffer.from(row.data as Uint8Array),
+    });
   }
   const current = String((await rows(`SELECT ${h("root_id")} FROM workspace_current`))[0]?.root_id);
   const journalRoots = new Set(
@@ -195,82 +186,67 @@ export async function storedTables(lease: RunLease): Promise<StoredTables> {
   const pinRoots = new Set(
     (await rows(`SELECT ${h("root_id")} FROM workspace_pin`)).map((row) => String(row.root_id)),
   );
-  const trees = new Set(
-    (await rows(`SELECT ${h("tree_id")} FROM workspace_tree`)).map((row) => String(row.tree_id)),
-  );
-  const subtrees = new Map<string, string[]>();
-  const treeBlobs = new Map<string, string[]>();
-  for (const row of await rows(
-    `SELECT ${h("tree_id")}, kind, ${h("blob_digest")}, ${h("subtree_id")} FROM workspace_tree_entry`,
-  )) {
-    if (row.kind === "file") push(treeBlobs, String(row.tree_id), String(row.blob_digest));
-    else push(subtrees, String(row.tree_id), String(row.subtree_id));
-  }
-  const blobs = new Set(
-    (await rows(`SELECT ${h("digest")} FROM workspace_blob`)).map((row) => String(row.digest)),
-  );
-  const blobChunks = new Map<string, string[]>();
-  for (const row of await rows(
-    `SELECT ${h("digest")}, ${h("chunk_digest")} FROM workspace_blob_chunk ORDER BY digest, ordinal`,
-  )) {
-    push(blobChunks, String(row.digest), String(row.chunk_digest));
-  }
   const chunks = new Set(
-    (await rows(`SELECT ${h("chunk_digest")} FROM workspace_chunk`)).map((row) =>
-      String(row.chunk_digest),
+    (await rows(`SELECT ${h("prefix_digest")} FROM workspace_chunk`)).map((row) =>
+      String(row.prefix_digest),
     ),
   );
-  return {
-    roots,
-    current,
-    journalRoots,
-    pinRoots,
-    trees,
-    subtrees,
-    treeBlobs,
-    blobs,
-    blobChunks,
-    chunks,
-  };
+  return { objects, current, journalRoots, pinRoots, chunks };
 }
 
 /** What the documented retention rule keeps, starting from the given roots. */
 export function reachableFrom(tables: StoredTables, retainedRoots: Iterable<string>): ObjectSets {
-  const roots = new Set<string>();
-  const trees = new Set<string>();
-  const blobs = new Set<string>();
+  const nodes = new Set<string>();
+  const files = new Set<string>();
   const chunks = new Set<string>();
-  const pending: string[] = [];
-  for (const root of retainedRoots) {
-    const tree = tables.roots.get(root);
-    if (tree === undefined) continue;
-    roots.add(root);
-    pending.push(tree);
-  }
+  const pending = [...retainedRoots];
   while (pending.length > 0) {
-    const tree = pending.pop()!;
-    if (trees.has(tree)) continue;
-    trees.add(tree);
-    pending.push(...(tables.subtrees.get(tree) ?? []));
-    for (const blob of tables.treeBlobs.get(tree) ?? []) blobs.add(blob);
+    const id = pending.pop()!;
+    if (nodes.has(id)) continue;
+    const stored = tables.objects.get(id);
+    if (stored === undefined) continue;
+    nodes.add(id);
+    for (const entry of parseNode(stored.data).entries) {
+      if (entry.kind !== "file") {
+        pending.push(entry.target);
+        continue;
+      }
+      files.add(entry.target);
+      const file = tables.objects.get(entry.target);
+      if (file?.kind === 1) {
+        for (let at = 0; at < file.data.length; at += 32) {
+          chunks.add(file.data.subarray(at, at + 32).toString("hex"));
+        }
+      }
+    }
   }
-  for (const blob of blobs)
-    for (const chunk of tables.blobChunks.get(blob) ?? []) chunks.add(chunk);
-  return { roots, trees, blobs, chunks };
+  return { nodes, files, chunks };
 }
 
-/** Roots retained by the pointer, the journal and the pins. */
+/** Roots retained by the journal (its newest event's is the current one), the pins and the empty root. */
 export function retainedRoots(tables: StoredTables): Set<string> {
-  return new Set([tables.current, ...tables.journalRoots, ...tables.pinRoots]);
+  return new Set([DOCUMENTED_EMPTY_ROOT, tables.current, ...tables.journalRoots, ...tables.pinRoots]);
 }
 
 export function allObjects(tables: StoredTables): ObjectSets {
-  return {
-    roots: new Set(tables.roots.keys()),
-    trees: new Set(tables.trees),
-    blobs: new Set(tables.blobs),
-    chunks: new Set(tables.chunks),
-  };
+  const nodes = new Set<string>();
+  const files = new Set<string>();
+  for (const [id, stored] of tables.objects) {
+    if (stored.kind === 0 && stored.data.subarray(0, NODE_DOMAIN.length).equals(NODE_DOMAIN)) {
+      nodes.add(id);
+    } else {
+      files.add(id);
+    }
+  }
+  return { nodes, files, chunks: new Set(tables.chunks) };
+}
+
+/** How many directory nodes, files and pieces of large files the run stores. */
+export async function objectCounts(
+  lease: RunLease,
+): Promise<{ nodes: number; files: number; chunks: number }> {
+  const all = allObjects(await storedTables(lease));
+  return { nodes: all.nodes.size, files: all.files.size, chunks: all.chunks.size };
 }
 
 export const sorted = (set: Iterable<string>): string[] => [...set].sort();
@@ -323,34 +299,130 @@ function directoryOf(model: Model): Directory {
   return top;
 }
 
-const TREE_DOMAIN = Buffer.from("runledger/workspace/tree/1\u0000", "utf8");
-const ROOT_DOMAIN = Buffer.from("runledger/workspace/root/1\u0000", "utf8");
+// ---------------------------------------------------------------------------
+// Directory nodes, written here from docs/file-format.md (prolly trees).
 
-function referenceTreeId(directory: Directory): Buffer {
-  const entries: [name: string, kind: number, target: Buffer][] = [];
+const NODE_DOMAIN = Buffer.from("runledger/node/1\u0000", "utf8");
+/** The documented cut rule's constants. */
+const CUT_ONE_IN = 12;
+const MAX_NODE_ENTRIES = 48;
+
+interface NodeEntry {
+  readonly name: string;
+  readonly kind: "file" | "directory" | "node";
+  /** hex */
+  readonly target: string;
+  readonly size: number;
+}
+
+function varint(value: number): Buffer {
+  const bytes: number[] = [];
+  while (value >= 0x80) {
+    bytes.push((value % 0x80) | 0x80);
+    value = Math.floor(value / 0x80);
+  }
+  bytes.push(value);
+  return Buffer.from(bytes);
+}
+
+function readVarint(data: Buffer, at: number): [number, number] {
+  let value = 0;
+  let scale = 1;
+  for (;;) {
+    const byte = data[at++]!;
+    value += (byte & 0x7f) * scale;
+    if ((byte & 0x80) === 0) return [value, at];
+    scale *= 0x80;
+  }
+}
+
+/** A node's level and entries, from its stored bytes. */
+export function parseNode(data: Buffer): { level: number; entries: NodeEntry[] } {
+  expect(data.subarray(0, NODE_DOMAIN.length).equals(NODE_DOMAIN), "a node's domain").toBe(true);
+  let at = NODE_DOMAIN.length;
+  const level = data[at++]!;
+  let count: number;
+  [count, at] = readVarint(data, at);
+  const entries: NodeEntry[] = [];
+  while (count-- > 0) {
+    let kind: NodeEntry["kind"] = "node";
+    if (level === 0) kind = data[at++] === 1 ? "file" : "directory";
+    let length: number;
+    [length, at] = readVarint(data, at);
+    const name = data.subarray(at, at + length).toString("utf8");
+    at += length;
+    const target = data.subarray(at, at + 32).toString("hex");
+    at += 32;
+    let size = 0;
+    if (kind === "file") [size, at] = readVarint(data, at);
+    entries.push({ name, kind, target, size });
+  }
+  return { level, entries };
+}
+
+/** FNV-1a over the level byte and the name's UTF-8, then MurmurHash3's 32-bit finalizer. */
+function cutHash(level: number, name: string): number {
+  let h = 0x811c9dc5;
+  for (const byte of [level, ...Buffer.from(name, "utf8")]) {
+    h = Math.imul(h ^ byte, 0x01000193) >>> 0;
+  }
+  h = (h ^ (h >>> 16)) >>> 0;
+  h = Math.imul(h, 0x85ebca6b) >>> 0;
+  h = (h ^ (h >>> 13)) >>> 0;
+  h = Math.imul(h, 0xc2b2ae35) >>> 0;
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
+function encodeNode(level: number, entries: readonly NodeEntry[]): Buffer {
+  const parts: Buffer[] = [NODE_DOMAIN, Buffer.from([level]), varint(entries.length)];
+  for (const entry of entries) {
+    const name = Buffer.from(entry.name, "utf8");
+    if (level === 0) parts.push(Buffer.from([entry.kind === "file" ? 1 : 2]));
+    parts.push(varint(name.length), name, Buffer.from(entry.target, "hex"));
+    if (entry.kind === "file") parts.push(varint(entry.size));
+  }
+  return Buffer.concat(parts);
+}
+
+/** A directory's top node id: entries cut into nodes level by level until one node is left. */
+function referenceDirectoryId(entries: NodeEntry[]): string {
+  let level = 0;
+  let items = [...entries].sort((a, b) => compareNames(a.name, b.name));
+  for (;;) {
+    const groups: NodeEntry[][] = [];
+    let open: NodeEntry[] = [];
+    for (const item of items) {
+      open.push(item);
+      if (open.length >= MAX_NODE_ENTRIES || cutHash(level, item.name) % CUT_ONE_IN === 0) {
+        groups.push(open);
+        open = [];
+      }
+    }
+    if (open.length > 0 || groups.length === 0) groups.push(open);
+    const ids = groups.map((group) => sha256Hex(encodeNode(level, group)));
+    if (groups.length === 1) return ids[0]!;
+    items = groups.map((group, i) => ({ name: group[0]!.name, kind: "node", target: ids[i]!, size: 0 }));
+    level += 1;
+  }
+}
+
+function referenceTreeId(directory: Directory): string {
+  const entries: NodeEntry[] = [];
   for (const [name, bytes] of directory.files) {
-    entries.push([name, 1, createHash("sha256").update(bytes).digest()]);
+    entries.push({ name, kind: "file", target: sha256Hex(bytes), size: bytes.length });
   }
-  for (const [name, sub] of directory.directories) entries.push([name, 2, referenceTreeId(sub)]);
-  entries.sort((a, b) => compareNames(a[0], b[0]));
-  const hash = createHash("sha256").update(TREE_DOMAIN);
-  for (const [name, kind, target] of entries) {
-    const nameBytes = Buffer.from(name, "utf8");
-    const header = Buffer.alloc(5);
-    header[0] = kind;
-    header.writeUInt32BE(nameBytes.length, 1);
-    hash.update(header).update(nameBytes).update(target);
+  for (const [name, sub] of directory.directories) {
+    entries.push({ name, kind: "directory", target: referenceTreeId(sub), size: 0 });
   }
-  return hash.digest();
+  return referenceDirectoryId(entries);
 }
 
-/** The root id format 1 gives the model, computed from the documented encoding. */
+/** The root id the model gives, computed from the documented encoding. */
 export function referenceRootId(model: Model): string {
-  const tree = referenceTreeId(directoryOf(model));
-  return createHash("sha256").update(ROOT_DOMAIN).update(tree).digest("hex");
+  return referenceTreeId(directoryOf(model));
 }
 
-/** The tree id format 1 gives one directory of the model ("" for the top). */
+/** The top node id of one directory of the model ("" for the top). */
 export function referenceDirectoryTreeId(model: Model, directory: string): string {
   let node = directoryOf(model);
   for (const segment of directory === "" ? [] : directory.split("/")) {
@@ -358,7 +430,7 @@ export function referenceDirectoryTreeId(model: Model, directory: string): strin
     if (next === undefined) throw new Error(`the model has no directory ${directory}`);
     node = next;
   }
-  return referenceTreeId(node).toString("hex");
+  return referenceTreeId(node);
 }
 
 /** The directories the model implies ("" is the top). */

@@ -19,13 +19,14 @@ import {
   codeOf,
   count,
   DOCUMENTED_EMPTY_ROOT,
-  DOCUMENTED_EMPTY_TREE,
   dumpTables,
   expectRefusedUnchanged,
   expectWorkspace,
   type Model,
   newRun,
   query,
+  objectCounts,
+  parseNode,
   referenceDirectoryTreeId,
   referenceRootId,
   rowCounts,
@@ -91,14 +92,13 @@ const changesOf = (m: Model) => ({ put: Object.fromEntries(m) });
 
 /** The tree id that the top tree of `root` names for `name`, read straight from the tables. */
 async function subtreeOf(lease: RunLease, root: string, name: string): Promise<string> {
-  const rows = await query(
-    lease,
-    `SELECT lower(hex(e.subtree_id)) AS subtree FROM workspace_root r
-JOIN workspace_tree_entry e ON e.tree_id = r.tree_id
-WHERE r.root_id = ? AND e.name = ?`,
-    [Buffer.from(root, "hex"), name],
+  const rows = await query(lease, "SELECT data FROM workspace_object WHERE id = ?", [
+    Buffer.from(root, "hex"),
+  ]);
+  const entry = parseNode(Buffer.from(rows[0]?.data as Uint8Array)).entries.find(
+    (e) => e.name === name,
   );
-  return String(rows[0]?.subtree);
+  return String(entry?.target);
 }
 
 export function describeWorkspace(fx: Fixtures): void {
@@ -107,7 +107,6 @@ export function describeWorkspace(fx: Fixtures): void {
       const { lease } = await newRun(fx);
       expect(EMPTY_ROOT_ID).toBe(DOCUMENTED_EMPTY_ROOT);
       expect(referenceRootId(new Map())).toBe(DOCUMENTED_EMPTY_ROOT);
-      expect(referenceDirectoryTreeId(new Map(), "")).toBe(DOCUMENTED_EMPTY_TREE);
       await expectWorkspace(lease, new Map());
       const history = await lease.read(async (r) => {
         const entries = [];
@@ -117,7 +116,7 @@ export function describeWorkspace(fx: Fixtures): void {
       expect(history).toStrictEqual([]);
     });
 
-    it("round-trips text, bytes and empty files; an empty file has no chunks", async () => {
+    it("round-trips text, bytes and empty files; an empty file is one empty object", async () => {
       const { lease } = await newRun(fx);
       const allBytes = Uint8Array.from({ length: 256 }, (_, i) => i);
       const expected = model({
@@ -136,14 +135,14 @@ export function describeWorkspace(fx: Fixtures): void {
       });
       expect(result).toStrictEqual({ rootId: referenceRootId(expected), sequence: 1 });
       await expectWorkspace(lease, expected);
-      // Two empty files are one blob of size 0 with no chunk at all.
+      // Two empty files are one object of size 0; no piece at all.
       const empty = await query(
         lease,
-        "SELECT size, chunk_count, (SELECT count(*) FROM workspace_blob_chunk c WHERE c.digest = b.digest) AS listed FROM workspace_blob b WHERE digest = ?",
+        "SELECT kind, size, length(data) AS length FROM workspace_object WHERE id = ?",
         [createHash("sha256").digest()],
       );
-      expect(empty).toStrictEqual([{ size: 0, chunk_count: 0, listed: 0 }]);
-      expect(await count(lease, "workspace_blob")).toBe(3);
+      expect(empty).toStrictEqual([{ kind: 0, size: 0, length: 0 }]);
+      expect(await objectCounts(lease)).toStrictEqual({ nodes: 2, files: 3, chunks: 0 });
       // The journal event of the apply records the new root and names the paths.
       const events = await lease.read((r) => r.journal.list());
       expect(events).toHaveLength(1);
@@ -206,11 +205,14 @@ export function describeWorkspace(fx: Fixtures): void {
         expect(Buffer.from(await r.workspace.read("a.txt")).toString()).toBe("lower");
       });
       // The names are stored as their exact UTF-8 bytes.
-      const names = await query(
-        lease,
-        "SELECT DISTINCT lower(hex(CAST(name AS BLOB))) AS name FROM workspace_tree_entry",
+      const nodes = await query(lease, "SELECT data FROM workspace_object");
+      const stored = new Set(
+        nodes
+          .map((row) => Buffer.from(row.data as Uint8Array))
+          .filter((data) => data.subarray(0, 16).toString() === "runledger/node/1")
+          .flatMap((data) => parseNode(data).entries)
+          .map((entry) => Buffer.from(entry.name, "utf8").toString("hex")),
       );
-      const stored = new Set(names.map((row) => String(row.name)));
       for (const name of ["café", "naïve.txt", "日本語", "😀 grin.txt", "Ω", "z\u00a0c1"]) {
         expect(stored.has(Buffer.from(name, "utf8").toString("hex")), name).toBe(true);
       }
@@ -320,11 +322,8 @@ export function describeWorkspace(fx: Fixtures): void {
         "as/text": "text",
       });
       await expectWorkspace(lease, expected);
-      // One blob per distinct content, its chunks stored once.
-      expect(await rowCounts(lease, ["workspace_blob", "workspace_chunk"])).toStrictEqual({
-        workspace_blob: 3,
-        workspace_chunk: 3,
-      });
+      // One file object per distinct content, its pieces stored once; the top, as/ and the empty root.
+      expect(await objectCounts(lease)).toStrictEqual({ nodes: 3, files: 3, chunks: 2 });
     });
 
     it("refuses a stream that yields something other than bytes, writing nothing", async () => {
@@ -354,12 +353,14 @@ export function describeWorkspace(fx: Fixtures): void {
           digest: sha256Hex(bytes),
         });
       });
-      const chunks = await query(
+      const list = await query(
         lease,
-        "SELECT count(*) AS n FROM workspace_blob_chunk WHERE digest = ?",
+        "SELECT kind, size, length(data) / 32 AS n FROM workspace_object WHERE id = ?",
         [createHash("sha256").update(bytes).digest()],
       );
-      expect(Number(chunks[0]!.n)).toBe(Math.ceil(bytes.length / CHUNK_SIZE));
+      expect(list).toStrictEqual([
+        { kind: 1, size: bytes.length, n: Math.ceil(bytes.length / CHUNK_SIZE) },
+      ]);
     });
 
     it("streams a 100 MiB file in odd-sized pieces and back, identical, one chunk at a time", async () => {
@@ -402,10 +403,7 @@ export function describeWorkspace(fx: Fixtures): void {
       expect(back.pieces).toBe(total / CHUNK_SIZE);
       const stored = await query(
         lease,
-        `SELECT count(*) AS n, min(length(c.data)) AS lo, max(length(c.data)) AS hi
-FROM workspace_blob_chunk b JOIN workspace_chunk c ON c.chunk_digest = b.chunk_digest
-WHERE b.digest = ?`,
-        [Buffer.from(digest, "hex")],
+        "SELECT count(*) AS n, min(length(data)) AS lo, max(length(data)) AS hi FROM workspace_chunk",
       );
       expect(stored).toStrictEqual([{ n: total / CHUNK_SIZE, lo: CHUNK_SIZE, hi: CHUNK_SIZE }]);
     }, 300_000);
@@ -475,22 +473,23 @@ WHERE b.digest = ?`,
   });
 
   describe("workspace: deduplication", () => {
-    it("stores the same content at two paths in one apply as one blob with its chunks once", async () => {
+    it("stores the same content at two paths in one apply as one file with its pieces once", async () => {
       const { lease } = await newRun(fx);
-      const before = await rowCounts(lease);
+      const before = await objectCounts(lease);
       const content = patterned(CHUNK_SIZE * 2 + 100, 7);
       await apply(lease, { put: { "one/x": content, "two/y": content } });
-      const after = await rowCounts(lease);
-      expect(after.workspace_blob - before.workspace_blob).toBe(1);
-      expect(after.workspace_chunk - before.workspace_chunk).toBe(3);
-      expect(after.workspace_blob_chunk - before.workspace_blob_chunk).toBe(3);
+      const after = await objectCounts(lease);
+      expect(after.files - before.files).toBe(1);
+      expect(after.chunks - before.chunks).toBe(3);
+      // The top, one/ and two/.
+      expect(after.nodes - before.nodes).toBe(3);
     });
 
     it("stores nothing new for content an earlier apply already stored", async () => {
       const { lease } = await newRun(fx);
       const content = patterned(CHUNK_SIZE + 1, 8);
       await apply(lease, { put: { first: content, text: "same text" } });
-      const before = await rowCounts(lease);
+      const before = await objectCounts(lease);
       // As bytes, as a stream and as text: the content is known either way.
       await apply(lease, {
         put: {
@@ -499,14 +498,14 @@ WHERE b.digest = ?`,
           "later/text": "same text",
         },
       });
-      const after = await rowCounts(lease);
-      for (const table of ["workspace_blob", "workspace_chunk", "workspace_blob_chunk"] as const) {
-        expect(after[table], table).toBe(before[table]);
-      }
-      expect(after.workspace_root).toBe(before.workspace_root + 1);
+      const after = await objectCounts(lease);
+      expect(after.files).toBe(before.files);
+      expect(after.chunks).toBe(before.chunks);
+      // Only a new top and later/.
+      expect(after.nodes).toBe(before.nodes + 2);
     });
 
-    it("stores an equal chunk once, within one file and across files", async () => {
+    it("stores a piece once for every file that shares the bytes up to its end", async () => {
       const { lease } = await newRun(fx);
       const a = patterned(CHUNK_SIZE, 9);
       const b = patterned(CHUNK_SIZE, 10);
@@ -514,10 +513,23 @@ WHERE b.digest = ?`,
       const aab = Buffer.concat([a, a, b]);
       const ac = Buffer.concat([a, c]);
       await apply(lease, { put: { aab, ac } });
-      expect(
-        await rowCounts(lease, ["workspace_blob", "workspace_chunk", "workspace_blob_chunk"]),
-      ).toStrictEqual({ workspace_blob: 2, workspace_chunk: 3, workspace_blob_chunk: 5 });
+      // Pieces are addressed by the file's bytes from its start: "a" is shared, "aa" is not "a".
+      expect(await objectCounts(lease)).toMatchObject({ files: 2, chunks: 4 });
       await expectWorkspace(lease, model({ aab, ac }));
+    });
+
+    it("a file that grows at its end shares every earlier piece with its previous version", async () => {
+      const { lease } = await newRun(fx);
+      const first = patterned(CHUNK_SIZE * 3 + 10, 12);
+      await apply(lease, { put: { "history.log": first } });
+      const before = await objectCounts(lease);
+      const grown = Buffer.concat([first, patterned(5000, 13)]);
+      await apply(lease, { put: { "history.log": grown } });
+      const after = await objectCounts(lease);
+      // Three full pieces are shared; only the last, longer piece is new.
+      expect(after.chunks - before.chunks).toBe(1);
+      expect(after.files - before.files).toBe(1);
+      await expectWorkspace(lease, model({ "history.log": grown }));
     });
 
     it("keeps the tree id of every unchanged directory and rewrites only the changed path", async () => {
@@ -531,7 +543,7 @@ WHERE b.digest = ?`,
       const r1 = await apply(lease, changesOf(first));
       const leftBefore = await subtreeOf(lease, r1.rootId, "left");
       expect(leftBefore).toBe(referenceDirectoryTreeId(first, "left"));
-      const before = await rowCounts(lease);
+      const before = await objectCounts(lease);
 
       const second = applyToModel(first, { "right/z": utf8("z2") }, []);
       const r2 = await apply(lease, { put: { "right/z": "z2" } });
@@ -539,11 +551,10 @@ WHERE b.digest = ?`,
       expect(await subtreeOf(lease, r2.rootId, "right")).toBe(
         referenceDirectoryTreeId(second, "right"),
       );
-      const after = await rowCounts(lease);
+      const after = await objectCounts(lease);
       // The top and "right" are new; "left" and "left/deep" are shared.
-      expect(after.workspace_tree - before.workspace_tree).toBe(2);
-      expect(after.workspace_tree_entry - before.workspace_tree_entry).toBe(3 + 1);
-      expect(after.workspace_blob - before.workspace_blob).toBe(1);
+      expect(after.nodes - before.nodes).toBe(2);
+      expect(after.files - before.files).toBe(1);
     });
 
     it("publishes the same root again when an apply changes nothing, and still journals it", async () => {

@@ -25,7 +25,18 @@ export {
   splitPosix,
   syncProbe,
 } from "./files.js";
-export { createSha256, type Sha256Stream, sha256, sha256Hex, toHex, utf8 } from "./hash.js";
+export {
+  createSha256,
+  type HashFunctions,
+  portableHash,
+  type RuntimeHash,
+  runtimeHash,
+  type Sha256Stream,
+  sha256,
+  sha256Hex,
+  toHex,
+  utf8,
+} from "./hash.js";
 export { timeOrderedId } from "./ids.js";
 export { applySettings } from "./settings.js";
 export { isSqlValue, normalizeInteger, plainBytes, type Row, type SqlValue } from "./values.js";

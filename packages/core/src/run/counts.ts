@@ -7,9 +7,11 @@ export interface RunCounts {
   readonly firstSequence: number | null;
   /** The newest event (null when the journal is empty). */
   readonly lastSequence: number | null;
-  readonly blobs: number;
+  /** Stored objects: directory nodes and files' content (or a large file's piece list). */
+  readonly objects: number;
+  /** Pieces of large files. */
   readonly chunks: number;
-  readonly trees: number;
+  /** Distinct roots the journal records. */
   readonly roots: number;
   readonly pins: number;
 }
@@ -18,10 +20,9 @@ const COUNTS = `SELECT
   (SELECT count(*) FROM journal) AS events,
   (SELECT min(sequence) FROM journal) AS first,
   (SELECT max(sequence) FROM journal) AS last,
-  (SELECT count(*) FROM workspace_blob) AS blobs,
+  (SELECT count(*) FROM workspace_object) AS objects,
   (SELECT count(*) FROM workspace_chunk) AS chunks,
-  (SELECT count(*) FROM workspace_tree) AS trees,
-  (SELECT count(*) FROM workspace_root) AS roots,
+  (SELECT count(DISTINCT root_id) FROM journal) AS roots,
   (SELECT count(*) FROM workspace_pin) AS pins`;
 
 /**
@@ -35,9 +36,8 @@ export async function countRun(executor: Executor): Promise<RunCounts> {
     events: Number(row.events),
     firstSequence: orNull(row.first),
     lastSequence: orNull(row.last),
-    blobs: Number(row.blobs),
+    objects: Number(row.objects),
     chunks: Number(row.chunks),
-    trees: Number(row.trees),
     roots: Number(row.roots),
     pins: Number(row.pins),
   };

@@ -5,9 +5,10 @@ import type { Row } from "../port/values.js";
 import { createSchema } from "../schema/create.js";
 import { asDamage, recognize } from "../schema/recognize.js";
 import type { WriteScope } from "../transaction/scope.js";
-import { EMPTY_ROOT_ID_BYTES, EMPTY_TREE_ID_BYTES, ROOT_FORMAT } from "../workspace/identity.js";
+import { EMPTY_NODE } from "../workspace/node.js";
+import { insertObjects, nodeRows } from "../workspace/objects.js";
 import { toJsonText } from "./json.js";
-import { SCHEMA_V1 } from "./schema-v1.js";
+import { APPLICATION_ID, RUN_SCHEMA_VERSION, SCHEMA_V1 } from "./schema-v1.js";
 import type { RunContext, RunCreate } from "./types.js";
 
 /**
@@ -22,7 +23,7 @@ import type { RunContext, RunCreate } from "./types.js";
  *    durability.
  */
 export function establishRun(context: RunContext): Establish<RunCreate> {
-  return async ({ location, create, read, transact, configure }) => {
+  return async ({ connection, location, create, read, transact, configure }) => {
     // Two statements: the schema, then — for a file that is ours — its singleton rows.
     const found = await read(async (reader) => {
       const recognized = await recognize(reader, SCHEMA_V1, location);
@@ -38,7 +39,9 @@ export function establishRun(context: RunContext): Establish<RunCreate> {
       }
       await transact(async (tx) => {
         const again = await recognize(tx, SCHEMA_V1, location);
-        if (again.kind === "fresh") await tx.savepoint((sp) => createRun(sp, create, context));
+        if (again.kind === "fresh") {
+          await tx.savepoint((sp) => createRun(sp, create, context, connection.remote === true));
+        }
         // Another process may have created it first: check what is there either way.
         await checkSingletons(tx, location, create);
       });
@@ -66,26 +69,31 @@ export function validateCreate(create: RunCreate): string | null {
     : toJsonText(create.definition, "create.definition");
 }
 
-async function createRun(tx: WriteScope, create: RunCreate, context: RunContext): Promise<void> {
+async function createRun(
+  tx: WriteScope,
+  create: RunCreate,
+  context: RunContext,
+  remote: boolean,
+): Promise<void> {
   const definition = validateCreate(create);
   const now = context.clock();
-  await createSchema(tx, SCHEMA_V1, async () => {
-    await tx.execute("INSERT INTO workspace_tree (tree_id, entry_count) VALUES (?, 0)", [
-      EMPTY_TREE_ID_BYTES,
-    ]);
-    await tx.execute(
-      "INSERT INTO workspace_root (root_id, format, tree_id, created_at) VALUES (?, ?, ?, ?)",
-      [EMPTY_ROOT_ID_BYTES, ROOT_FORMAT, EMPTY_TREE_ID_BYTES, now],
-    );
-    await tx.execute("INSERT INTO workspace_current (singleton, root_id) VALUES (1, ?)", [
-      EMPTY_ROOT_ID_BYTES,
-    ]);
-    await tx.execute(
-      `INSERT INTO run (singleton, workflow_id, run_id, definition, status, created_at, updated_at)
+  await createSchema(
+    tx,
+    SCHEMA_V1,
+    async () => {
+      await tx.execute(
+        "INSERT INTO runledger_identity (application_id, format, version) VALUES (?, ?, ?)",
+        [APPLICATION_ID, "runledger run database", RUN_SCHEMA_VERSION],
+      );
+      await insertObjects(tx, nodeRows([EMPTY_NODE]));
+      await tx.execute(
+        `INSERT INTO run (singleton, workflow_id, run_id, definition, status, created_at, updated_at)
 VALUES (1, ?, ?, ?, 'running', ?, ?)`,
-      [create.workflowId, create.runId, definition, now, now],
-    );
-  });
+        [create.workflowId, create.runId, definition, now, now],
+      );
+    },
+    { remote },
+  );
 }
 
 /**
@@ -93,15 +101,15 @@ VALUES (1, ?, ?, ?, 'running', ?, ?)`,
  * statement: the run row, the current-root row and the root it names. The
  * recognized schema lets each singleton table hold at most one row (its key
  * must be 1), so a well-formed file returns exactly one row here; it reads
- * three primary-key lookups, O(1), never O(data).
+ * primary-key lookups and the newest event, O(1), never O(data).
  */
 const SINGLETONS = `SELECT r.workflow_id, r.run_id
-FROM run AS r, workspace_current AS c, workspace_root AS w
-WHERE r.singleton = 1 AND c.singleton = 1 AND w.root_id = c.root_id`;
+FROM run AS r, runledger_identity AS i, workspace_current AS c, workspace_object AS o
+WHERE r.singleton = 1 AND i.application_id = ${APPLICATION_ID} AND o.id = c.root_id`;
 
-/** Only when SINGLETONS found nothing: which of the three rows is missing, to say so. */
+/** Only when SINGLETONS found nothing: which of the rows is missing, to say so. */
 const MISSING_SINGLETONS = `SELECT (SELECT count(*) FROM run) AS runs,
-(SELECT count(*) FROM workspace_current) AS currents`;
+(SELECT count(*) FROM runledger_identity) AS identities`;
 
 /** The rows a version-1 file must hold beyond its schema: O(1), never O(data). */
 async function checkSingletons(
@@ -142,8 +150,8 @@ function singletonDamage(location: string, counts: Row | undefined): RunledgerEr
   const what =
     Number(counts?.runs ?? 0) === 0
       ? "it holds no run row"
-      : Number(counts?.currents ?? 0) === 0
-        ? "it has no current workspace root"
+      : Number(counts?.identities ?? 0) === 0
+        ? "it has no identity row"
         : "its current workspace root does not exist";
   return new RunledgerError(
     "corrupt",

@@ -1,10 +1,11 @@
 import type { Lease } from "../connection/lease.js";
 import { RunledgerError } from "../port/errors.js";
 import { toHex } from "../port/hash.js";
-import { copyTree } from "../workspace/copy.js";
-import { EMPTY_ROOT_ID, ROOT_FORMAT, rootId as rootIdOf } from "../workspace/identity.js";
-import { rootTree } from "../workspace/workspace.js";
-import { JournalReader, JournalWriter } from "./journal.js";
+import { copyRoot } from "../workspace/copy.js";
+import { EMPTY_ROOT_ID, EMPTY_ROOT_ID_BYTES } from "../workspace/node.js";
+import type { NodeCache } from "../workspace/objects.js";
+import { currentRootId, parseRootId } from "../workspace/workspace.js";
+import { JournalReader, JournalWriter, journalText } from "./journal.js";
 import { RunRecordReader } from "./run-row.js";
 import type { RunContext } from "./types.js";
 
@@ -27,6 +28,7 @@ export async function forkInto(
   target: Lease,
   at: ForkPoint,
   context: RunContext,
+  cache: NodeCache,
 ): Promise<ForkResult> {
   return source.read(async (reader) => {
     const run = await new RunRecordReader(reader).get();
@@ -45,34 +47,47 @@ export async function forkInto(
     } else if (at !== undefined) {
       root = at.root;
     }
-    const { root: rootBytes, tree } = await rootTree(reader, root);
+    const rootBytes = root === undefined ? await currentRootId(reader) : parseRootId(root);
+    if (root !== undefined) {
+      const found = await reader.execute("SELECT kind FROM workspace_object WHERE id = ?", [
+        rootBytes,
+      ]);
+      if (found.rows[0]?.kind !== 0) {
+        throw new RunledgerError("root_not_found", `no workspace root ${root} in this run`, {
+          details: { root },
+        });
+      }
+    }
     return target.transact(async (tx) => {
       const journal = new JournalWriter(tx, context);
-      const current = toHex((await rootTree(tx, undefined)).root);
+      const current = toHex(await currentRootId(tx));
       if ((await journal.list({ limit: 1 })).length > 0 || current !== EMPTY_ROOT_ID) {
         throw new RunledgerError(
           "fork_target_not_empty",
           `cannot fork into ${target.location}: it already holds a run with history; choose a new location`,
         );
       }
-      const copied = await copyTree(reader, tx, tree);
-      const newRoot = rootIdOf(copied);
-      await tx.execute(
-        `INSERT INTO workspace_root (root_id, format, tree_id, created_at) VALUES (?, ?, ?, ?)
-ON CONFLICT DO NOTHING`,
-        [newRoot, ROOT_FORMAT, copied, context.clock()],
+      await copyRoot(reader, tx, rootBytes, cache);
+      const event = await journal.publish(
+        journalText({
+          kind: "fork",
+          from: {
+            workflowId: run.workflowId,
+            runId: run.runId,
+            rootId: toHex(rootBytes),
+            sequence: fromSequence,
+          },
+        }),
+        { sequence: 0, root: EMPTY_ROOT_ID_BYTES },
+        rootBytes,
       );
-      await tx.execute("UPDATE workspace_current SET root_id = ? WHERE singleton = 1", [newRoot]);
-      const event = await journal.append({
-        kind: "fork",
-        from: {
-          workflowId: run.workflowId,
-          runId: run.runId,
-          rootId: toHex(rootBytes),
-          sequence: fromSequence,
-        },
-      });
-      return { rootId: toHex(newRoot), sequence: event.sequence };
+      if (event === undefined) {
+        throw new RunledgerError(
+          "fork_target_not_empty",
+          `cannot fork into ${target.location}: another writer wrote to it first; choose a new location`,
+        );
+      }
+      return { rootId: toHex(rootBytes), sequence: event.sequence };
     });
   });
 }

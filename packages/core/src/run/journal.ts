@@ -1,38 +1,36 @@
 import type { Executor } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import { toHex } from "../port/hash.js";
-import type { Row, SqlValue } from "../port/values.js";
+import type { Row } from "../port/values.js";
 import type { WriteScope } from "../transaction/scope.js";
+import { EMPTY_ROOT_ID_BYTES } from "../workspace/node.js";
 import { type JsonObject, toJsonText } from "./json.js";
 import type { AppendResult, JournalEvent, RunContext } from "./types.js";
 
 const SELECT_EVENT = `SELECT sequence, event_id, idempotency_key, record, root_id, written_at FROM journal`;
 
-const CURRENT_ROOT = "SELECT root_id FROM workspace_current WHERE singleton = 1";
+/** The newest event: its sequence and root (the current root). */
+const HEAD = "SELECT sequence, root_id FROM journal ORDER BY sequence DESC LIMIT 1";
 
-// An append names the current root itself (one statement, not a read and a
-// write) and returns the two columns it cannot know.
+// Without a guess: the statement names the next sequence and the current
+// root itself (one statement, not a read and a write) and returns both.
 const APPEND = `INSERT INTO journal (sequence, event_id, idempotency_key, record, root_id, written_at)
 VALUES ((SELECT coalesce(max(sequence), 0) + 1 FROM journal), ?, ?, ?,
-  (SELECT root_id FROM workspace_current WHERE singleton = 1), ?)
+  (SELECT root_id FROM workspace_current), ?)
 RETURNING sequence, root_id`;
 
-// With the last event a lease saw (its sequence and root, see RootHint): the
-// next row with its values bound, written only while that root is still the
-// current one — a primary-key lookup in the same statement, under the write
-// lock. SQLite checks the sequence itself: the journal_gap_free trigger
-// refuses one that is not max + 1. So a stale guess (another lease or
-// process appended or moved the pointer, or a rollback undid this lease's own
-// work) writes nothing: no row when the root moved, a refusal when the
-// sequence did. An apply guesses the root it has just made current.
-const APPEND_NEXT = `INSERT INTO journal (sequence, event_id, idempotency_key, record, root_id, written_at)
-SELECT ?, ?, ?, ?, root_id, ? FROM workspace_current WHERE singleton = 1 AND root_id = ?`;
-
-// An apply whose guess was stale: the root it made current, the sequence
-// computed; the sequence — the row's rowid (INTEGER PRIMARY KEY) — comes back
-// as lastInsertRowid, which every driver reports for a statement returning no rows.
-const APPEND_AT_ROOT = `INSERT INTO journal (sequence, event_id, idempotency_key, record, root_id, written_at)
-VALUES ((SELECT coalesce(max(sequence), 0) + 1 FROM journal), ?, ?, ?, ?, ?)`;
+// With a guess — the sequence and root of the newest event, as a lease last
+// saw them (RootHint), or as an apply read them under the write lock — the
+// next row with every value bound, written only while that event is still
+// the newest at that root. SQLite checks the sequence itself: the
+// journal_gap_free trigger refuses one that is not max + 1. So a stale guess
+// (another lease or process appended or moved the root, or a rollback undid
+// this lease's own work) writes nothing: no row when the root moved, a
+// refusal when the sequence did. The row's root is the guessed one for an
+// append, and the new root for an apply: publishing a root is this one row.
+const APPEND_AFTER = `INSERT INTO journal (sequence, event_id, idempotency_key, record, root_id, written_at)
+SELECT ?, ?, ?, ?, ?, ?
+WHERE coalesce((SELECT root_id FROM journal WHERE sequence = ?), ?) = ?`;
 
 const BY_KEY = `SELECT sequence, event_id, record, root_id FROM journal WHERE idempotency_key = ?`;
 
@@ -96,7 +94,7 @@ export class JournalWriter extends JournalReader {
     try {
       const text = journalText(record);
       const key = options.key;
-      if (key === undefined) return this.#insert(text, null, undefined);
+      if (key === undefined) return this.#insert(text, null);
       if (typeof key !== "string" || key.length < 1 || key.length > 512) {
         throw new RunledgerError(
           "invalid_argument",
@@ -112,7 +110,7 @@ export class JournalWriter extends JournalReader {
   /** With a key: the first event under it, or a new one. */
   async #appendKeyed(text: string, key: string): Promise<AppendResult> {
     const first = (await this.executor.execute(BY_KEY, [key])).rows[0];
-    if (first === undefined) return this.#insert(text, key, undefined);
+    if (first === undefined) return this.#insert(text, key);
     if (first.record !== text) {
       throw new RunledgerError(
         "idempotency_conflict",
@@ -128,87 +126,128 @@ export class JournalWriter extends JournalReader {
     };
   }
 
-  /**
-   * Appends a record already serialized by `journalText`, at the root the
-   * caller has just made current (the workspace's apply): no read of the
-   * current-root pointer.
-   * @internal
-   */
-  appendAtRoot(text: string, root: Uint8Array): Promise<AppendResult> {
-    return this.#insert(text, null, root);
+  /** The lease's guess of the newest event, or undefined when it has none. */
+  guess(): Head | undefined {
+    const { root, sequence } = this.#hint;
+    return root === undefined || sequence === undefined ? undefined : { root, sequence };
   }
 
-  async #insert(
-    text: string,
-    key: string | null,
-    knownRoot: Uint8Array | undefined,
-  ): Promise<AppendResult> {
+  /**
+   * Publishes a new workspace root: the event after `base` (the newest event
+   * the root was computed from), at `root`. Undefined, with nothing written,
+   * when `base` is no longer the newest event.
+   * @internal
+   */
+  async publish(text: string, base: Head, root: Uint8Array): Promise<AppendResult | undefined> {
     const eventId = this.#context.newId();
-    const now = this.#context.clock();
-    let sequence: number | undefined;
-    let root: unknown = knownRoot;
-    try {
-      // First the guess: the sequence after the last this lease saw, at the
-      // root the caller just made current or the one last seen with it.
-      const guessedRoot = knownRoot ?? this.#hint.root;
-      const lastSequence = this.#hint.sequence;
-      if (guessedRoot !== undefined && lastSequence !== undefined) {
-        const next = lastSequence + 1;
-        if (await this.#appendNext([next, eventId, key, text, now, guessedRoot])) {
-          sequence = next;
-          root = guessedRoot;
-        }
-      }
-      if (sequence === undefined && knownRoot !== undefined) {
-        const result = await this.executor.execute(APPEND_AT_ROOT, [
+    const sequence = base.sequence + 1;
+    const written = await this.#guarded(
+      this.#failures(() =>
+        this.executor.execute(APPEND_AFTER, [
+          sequence,
           eventId,
-          key,
+          null,
           text,
-          knownRoot,
-          now,
-        ]);
-        sequence = Number(result.lastInsertRowid);
-      } else if (sequence === undefined) {
-        // No guess, or a stale one: the statement names the sequence and the root.
-        const row = (await this.executor.execute(APPEND, [eventId, key, text, now])).rows[0];
-        sequence = Number(row?.sequence);
-        root = row?.root_id;
-      }
-    } catch (error) {
-      // Any constraint failure here means the stored run is inconsistent:
-      // a storage failure, never committed past.
-      if (isRunledgerError(error) && error.code.startsWith("constraint")) {
-        this.#scope.doom(await this.#explain(error));
-      }
-      throw error;
-    }
-    if (!(root instanceof Uint8Array)) this.#scope.doom(noCurrentRoot());
+          root,
+          this.#context.clock(),
+          base.sequence,
+          EMPTY_ROOT_ID_BYTES,
+          base.root,
+        ]),
+      ),
+    );
+    if (!written) return undefined;
     this.#hint.root = root;
     this.#hint.sequence = sequence;
     return { sequence, eventId, rootId: toHex(root) };
   }
 
-  /** The guessed next row: false when the guess was stale and nothing was written. */
-  async #appendNext(params: SqlValue[]): Promise<boolean> {
+  async #insert(text: string, key: string | null): Promise<AppendResult> {
+    const eventId = this.#context.newId();
+    const now = this.#context.clock();
+    const guess = this.guess();
+    if (guess !== undefined) {
+      const sequence = guess.sequence + 1;
+      const written = await this.#guarded(
+        this.#failures(() =>
+          this.executor.execute(APPEND_AFTER, [
+            sequence,
+            eventId,
+            key,
+            text,
+            guess.root,
+            now,
+            guess.sequence,
+            EMPTY_ROOT_ID_BYTES,
+            guess.root,
+          ]),
+        ),
+      );
+      if (written) {
+        this.#hint.sequence = sequence;
+        return { sequence, eventId, rootId: toHex(guess.root) };
+      }
+    }
+    // No guess, or a stale one: the statement names the sequence and the root.
+    const row = (
+      await this.#failures(() => this.executor.execute(APPEND, [eventId, key, text, now]))
+    ).rows[0];
+    const sequence = Number(row?.sequence);
+    const root = row?.root_id;
+    if (!(root instanceof Uint8Array)) this.#scope.doom(storageFailure());
+    this.#hint.root = root;
+    this.#hint.sequence = sequence;
+    return { sequence, eventId, rootId: toHex(root) };
+  }
+
+  /** True when the guessed row was written; false when the guess was stale and nothing was. */
+  async #guarded(statement: Promise<{ changes: number }>): Promise<boolean> {
     try {
-      return (await this.executor.execute(APPEND_NEXT, params)).changes === 1;
+      return (await statement).changes === 1;
     } catch (error) {
-      if (isRunledgerError(error) && error.sqliteCode === "SQLITE_CONSTRAINT_TRIGGER") return false;
+      if (isRunledgerError(error) && error.sqliteCode === "SQLITE_CONSTRAINT_TRIGGER") {
+        // Either a stale sequence (the gap-free trigger) or the database
+        // refusing the event for another reason: the unguessed append tells.
+        return false;
+      }
       throw error;
     }
   }
 
-  /** A constraint failure on append: a missing current root says so; anything else is itself. */
-  async #explain(error: RunledgerError): Promise<RunledgerError> {
-    const { rows } = await this.executor.execute(CURRENT_ROOT);
-    return rows[0]?.root_id instanceof Uint8Array ? error : noCurrentRoot(error);
+  /** Any other constraint failure on append means the stored run is inconsistent: never committed past. */
+  async #failures<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      if (
+        isRunledgerError(error) &&
+        error.code.startsWith("constraint") &&
+        error.sqliteCode !== "SQLITE_CONSTRAINT_TRIGGER"
+      ) {
+        this.#scope.doom(storageFailure(error));
+      }
+      throw error;
+    }
   }
 }
 
-function noCurrentRoot(cause?: unknown): RunledgerError {
+/** The newest event: its sequence (0 before the first) and root (the current root). */
+export interface Head {
+  readonly sequence: number;
+  readonly root: Uint8Array;
+}
+
+/** The newest event, read: under the write lock this is exact. */
+export async function readHead(executor: Executor): Promise<Head> {
+  const row = (await executor.execute(HEAD)).rows[0];
+  if (row === undefined) return { sequence: 0, root: EMPTY_ROOT_ID_BYTES };
+  return { sequence: Number(row.sequence), root: row.root_id as Uint8Array };
+}
+
+function storageFailure(cause?: unknown): RunledgerError {
   return new RunledgerError(
     "corrupt",
-    "the run has no current workspace root; restore it from a copy",
+    "the journal refused an event that should have fitted: the stored run is inconsistent; run verify, then restore it from a copy",
     cause === undefined ? {} : { cause },
   );
 }

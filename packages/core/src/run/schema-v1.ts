@@ -1,24 +1,35 @@
 /**
- * The run database, version 1 — frozen.
+ * The run database, version 1 — frozen at the first published release.
  *
  * Why each refusal exists is explained in ../schema/recognize.ts; here is
  * what a version-1 file holds, exactly. SQLite itself keeps the invariants
- * (STRICT tables, CHECK constraints, foreign keys, triggers), so a bug above
- * cannot store a run that breaks them:
+ * (STRICT tables, CHECK constraints, triggers), so a bug above cannot store
+ * a run that breaks them:
+ * - an identity row naming the format, so that a run created where the
+ *   header cannot be written (a libSQL server refuses `PRAGMA
+ *   application_id`) is still recognized, and nothing else is;
  * - exactly one run row, whose stop reason has one of three shapes: none;
  *   host + code; or a journal event reference;
  * - a gap-free, append-only journal; every event records the workspace root
- *   that was current when it was written;
- * - a content-addressed workspace: blobs, each an ordered list of
- *   content-addressed chunks (so a large file is written and read one chunk
- *   at a time, and equal chunks are stored once), trees, roots (format 1),
- *   named pins that retain roots, and exactly one current root.
+ *   that was current when it was written, and the newest event's root *is*
+ *   the current root (the view `workspace_current`; the empty root before
+ *   the first event) — so publishing a new root is one row, not two;
+ * - a content-addressed workspace in two tables (see ../workspace/): objects
+ *   — directory nodes of prolly trees and files, small ones inline — and the
+ *   pieces of large files; plus named pins that retain roots.
+ *
+ * What a step writes is kept to a few pages: the journal row and its event
+ * id's index entry (time-ordered ids append at the index's right edge), the
+ * file's object and the nodes on its path. No index exists only to serve a
+ * foreign key: garbage collection marks from what is retained and sweeps
+ * the rest (../workspace/gc.ts), and `verify` checks every reference.
  *
  * Any change here moves SCHEMA_V1_DIGEST, and the conformance suite with it.
  * The SQL strings are exactly what SQLite stores in sqlite_schema.sql.
  */
 import { manifestDigest, type SchemaManifest } from "../schema/manifest.js";
-import { autoIndex, index, table, trigger } from "../schema/objects.js";
+import { autoIndex, index, table, trigger, view } from "../schema/objects.js";
+import { EMPTY_ROOT_ID } from "../workspace/node.js";
 
 /** PRAGMA application_id of every runledger run database: "RLDG" in ASCII. */
 export const APPLICATION_ID = 0x524c4447;
@@ -35,7 +46,16 @@ export const SCHEMA_V1: SchemaManifest = Object.freeze({
   title: "runledger run database",
   applicationId: APPLICATION_ID,
   userVersion: RUN_SCHEMA_VERSION,
+  identity: "runledger_identity",
   objects: Object.freeze([
+    table(
+      "runledger_identity",
+      `CREATE TABLE runledger_identity (
+  application_id INTEGER PRIMARY KEY CHECK (application_id = ${APPLICATION_ID}),
+  format TEXT NOT NULL CHECK (format = 'runledger run database'),
+  version INTEGER NOT NULL CHECK (version = ${RUN_SCHEMA_VERSION})
+) STRICT`,
+    ),
     table(
       "run",
       `CREATE TABLE run (
@@ -56,113 +76,22 @@ export const SCHEMA_V1: SchemaManifest = Object.freeze({
 ) STRICT`,
     ),
     table(
-      "workspace_blob",
-      `CREATE TABLE workspace_blob (
-  digest BLOB PRIMARY KEY CHECK (length(digest) = 32),
-  size INTEGER NOT NULL CHECK (size >= 0),
-  chunk_count INTEGER NOT NULL CHECK (chunk_count >= 0)
-) STRICT, WITHOUT ROWID`,
-    ),
-    table(
-      "workspace_chunk",
-      `CREATE TABLE workspace_chunk (
-  chunk_digest BLOB PRIMARY KEY CHECK (length(chunk_digest) = 32),
-  data BLOB NOT NULL CHECK (length(data) > 0)
-) STRICT`,
-    ),
-    autoIndex("workspace_chunk", 1),
-    table(
-      "workspace_blob_chunk",
-      `CREATE TABLE workspace_blob_chunk (
-  digest BLOB NOT NULL REFERENCES workspace_blob (digest) ON DELETE CASCADE,
-  ordinal INTEGER NOT NULL CHECK (ordinal >= 0),
-  chunk_digest BLOB NOT NULL REFERENCES workspace_chunk (chunk_digest),
-  PRIMARY KEY (digest, ordinal)
-) STRICT, WITHOUT ROWID`,
-    ),
-    index(
-      "workspace_blob_chunk_by_chunk",
-      "workspace_blob_chunk",
-      "CREATE INDEX workspace_blob_chunk_by_chunk ON workspace_blob_chunk (chunk_digest)",
-    ),
-    table(
-      "workspace_tree",
-      `CREATE TABLE workspace_tree (
-  tree_id BLOB PRIMARY KEY CHECK (length(tree_id) = 32),
-  entry_count INTEGER NOT NULL CHECK (entry_count >= 0)
-) STRICT, WITHOUT ROWID`,
-    ),
-    table(
-      "workspace_tree_entry",
-      `CREATE TABLE workspace_tree_entry (
-  tree_id BLOB NOT NULL REFERENCES workspace_tree (tree_id) ON DELETE CASCADE,
-  name TEXT NOT NULL CHECK (length(name) BETWEEN 1 AND 255),
-  kind TEXT NOT NULL CHECK (kind IN ('file', 'directory')),
-  blob_digest BLOB REFERENCES workspace_blob (digest),
-  subtree_id BLOB REFERENCES workspace_tree (tree_id),
-  PRIMARY KEY (tree_id, name),
-  CHECK ((kind = 'file' AND blob_digest IS NOT NULL AND subtree_id IS NULL)
-    OR (kind = 'directory' AND subtree_id IS NOT NULL AND blob_digest IS NULL))
-) STRICT, WITHOUT ROWID`,
-    ),
-    index(
-      "workspace_tree_entry_by_blob",
-      "workspace_tree_entry",
-      "CREATE INDEX workspace_tree_entry_by_blob ON workspace_tree_entry (blob_digest) WHERE blob_digest IS NOT NULL",
-    ),
-    index(
-      "workspace_tree_entry_by_subtree",
-      "workspace_tree_entry",
-      "CREATE INDEX workspace_tree_entry_by_subtree ON workspace_tree_entry (subtree_id) WHERE subtree_id IS NOT NULL",
-    ),
-    table(
-      "workspace_root",
-      `CREATE TABLE workspace_root (
-  root_id BLOB PRIMARY KEY CHECK (length(root_id) = 32),
-  format INTEGER NOT NULL CHECK (format = 1),
-  tree_id BLOB NOT NULL REFERENCES workspace_tree (tree_id),
-  created_at INTEGER NOT NULL
-) STRICT, WITHOUT ROWID`,
-    ),
-    index(
-      "workspace_root_by_tree",
-      "workspace_root",
-      "CREATE INDEX workspace_root_by_tree ON workspace_root (tree_id)",
-    ),
-    table(
-      "workspace_current",
-      `CREATE TABLE workspace_current (
-  singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
-  root_id BLOB NOT NULL REFERENCES workspace_root (root_id)
-) STRICT`,
-    ),
-    table(
-      "workspace_pin",
-      `CREATE TABLE workspace_pin (
-  name TEXT PRIMARY KEY CHECK (length(name) BETWEEN 1 AND 256),
-  root_id BLOB NOT NULL REFERENCES workspace_root (root_id),
-  created_at INTEGER NOT NULL
-) STRICT, WITHOUT ROWID`,
-    ),
-    index(
-      "workspace_pin_by_root",
-      "workspace_pin",
-      "CREATE INDEX workspace_pin_by_root ON workspace_pin (root_id)",
-    ),
-    table(
       "journal",
       `CREATE TABLE journal (
   sequence INTEGER PRIMARY KEY CHECK (sequence >= 1),
   event_id TEXT NOT NULL UNIQUE CHECK (length(event_id) BETWEEN 1 AND 128),
-  idempotency_key TEXT UNIQUE CHECK (idempotency_key IS NULL OR length(idempotency_key) BETWEEN 1 AND 512),
+  idempotency_key TEXT CHECK (idempotency_key IS NULL OR length(idempotency_key) BETWEEN 1 AND 512),
   record TEXT NOT NULL CHECK (json_valid(record) AND json_type(record) = 'object'),
-  root_id BLOB NOT NULL REFERENCES workspace_root (root_id),
+  root_id BLOB NOT NULL CHECK (length(root_id) = 32),
   written_at INTEGER NOT NULL
 ) STRICT`,
     ),
     autoIndex("journal", 1),
-    autoIndex("journal", 2),
-    index("journal_by_root", "journal", "CREATE INDEX journal_by_root ON journal (root_id)"),
+    index(
+      "journal_by_key",
+      "journal",
+      "CREATE UNIQUE INDEX journal_by_key ON journal (idempotency_key) WHERE idempotency_key IS NOT NULL",
+    ),
     trigger(
       "journal_gap_free",
       "journal",
@@ -175,6 +104,37 @@ BEGIN SELECT RAISE(ABORT, 'journal sequence must be gap-free'); END`,
       "journal",
       `CREATE TRIGGER journal_immutable BEFORE UPDATE ON journal
 BEGIN SELECT RAISE(ABORT, 'journal events are immutable'); END`,
+    ),
+    table(
+      "workspace_object",
+      `CREATE TABLE workspace_object (
+  id BLOB PRIMARY KEY CHECK (length(id) = 32),
+  kind INTEGER NOT NULL CHECK (kind IN (0, 1)),
+  size INTEGER NOT NULL CHECK (size >= 0),
+  data BLOB NOT NULL,
+  CHECK ((kind = 0 AND length(data) = size)
+    OR (kind = 1 AND size > ${CHUNK_SIZE} AND length(data) > 32 AND length(data) % 32 = 0))
+) STRICT, WITHOUT ROWID`,
+    ),
+    table(
+      "workspace_chunk",
+      `CREATE TABLE workspace_chunk (
+  prefix_digest BLOB PRIMARY KEY CHECK (length(prefix_digest) = 32),
+  data BLOB NOT NULL CHECK (length(data) BETWEEN 1 AND ${CHUNK_SIZE})
+) STRICT, WITHOUT ROWID`,
+    ),
+    table(
+      "workspace_pin",
+      `CREATE TABLE workspace_pin (
+  name TEXT PRIMARY KEY CHECK (length(name) BETWEEN 1 AND 256),
+  root_id BLOB NOT NULL CHECK (length(root_id) = 32),
+  created_at INTEGER NOT NULL
+) STRICT, WITHOUT ROWID`,
+    ),
+    view(
+      "workspace_current",
+      `CREATE VIEW workspace_current (root_id) AS
+SELECT coalesce((SELECT root_id FROM journal ORDER BY sequence DESC LIMIT 1), X'${EMPTY_ROOT_ID}')`,
     ),
   ]),
 });

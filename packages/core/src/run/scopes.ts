@@ -1,5 +1,6 @@
 import { type LiveSchema, readLiveSchema } from "../schema/recognize.js";
 import type { ReadScope, WriteScope } from "../transaction/scope.js";
+import type { WorkspaceContext } from "../workspace/objects.js";
 import { WorkspaceReader, WorkspaceWriter } from "../workspace/workspace.js";
 import { countRun, type RunCounts } from "./counts.js";
 import { JournalReader, JournalWriter, type RootHint } from "./journal.js";
@@ -26,7 +27,7 @@ export class RunTransaction {
     this.#hint = hint;
     this.journal = new JournalWriter(scope, context, hint);
     this.run = new RunRecordWriter(scope, context);
-    this.workspace = new WorkspaceWriter(scope, context, hint);
+    this.workspace = new WorkspaceWriter(scope, context, context.workspace, hint);
   }
 
   /** Runs `fn` in a savepoint: its writes are undone if it throws, and the transaction continues. */
@@ -47,11 +48,11 @@ export class RunSnapshot {
   readonly workspace: WorkspaceReader;
   readonly #scope: ReadScope;
 
-  constructor(scope: ReadScope) {
+  constructor(scope: ReadScope, workspace: WorkspaceContext) {
     this.#scope = scope;
     this.journal = new JournalReader(scope);
     this.run = new RunRecordReader(scope);
-    this.workspace = new WorkspaceReader(scope);
+    this.workspace = new WorkspaceReader(scope, workspace);
   }
 
   /** The header (application_id, user_version, journal mode) and every schema object, as the file stores them. */
@@ -59,7 +60,7 @@ export class RunSnapshot {
     return readLiveSchema(this.#scope);
   }
 
-  /** How many events (and which range), blobs, chunks, trees, roots and pins the run holds. Scans: O(rows). */
+  /** How many events (and which range), objects, chunks, roots and pins the run holds. Scans: O(rows). */
   counts(): Promise<RunCounts> {
     return countRun(this.#scope);
   }

@@ -4,6 +4,8 @@ import type { ConnectionProviderOptions } from "../connection/provider.js";
 import { ProviderStore } from "../connection/store-base.js";
 import { injectedContext } from "../port/context.js";
 import { RunledgerError } from "../port/errors.js";
+import { portableHash } from "../port/hash.js";
+import { NodeCache } from "../workspace/objects.js";
 import { establishRun, identityMismatch, validateCreate } from "./establish.js";
 import { type ForkPoint, type ForkResult, forkInto } from "./fork.js";
 import type { RootHint } from "./journal.js";
@@ -32,7 +34,10 @@ export class RunStore extends ProviderStore<RunCreate> {
   readonly #context: RunContext;
 
   constructor(options: RunStoreOptions) {
-    const context = injectedContext(options);
+    const context: RunContext = {
+      ...injectedContext(options),
+      workspace: { nodes: new NodeCache(), hash: options.driver.hash ?? portableHash },
+    };
     super(options, establishRun(context));
     this.#context = context;
   }
@@ -80,6 +85,7 @@ export class RunStore extends ProviderStore<RunCreate> {
           targetLease.lease,
           options.at,
           this.#context,
+          this.#context.workspace.nodes,
         );
         return { ...result, lease: targetLease };
       } catch (error) {
@@ -120,12 +126,14 @@ export class RunLease {
   }
 
   read<T>(fn: (r: RunSnapshot) => Promise<T>): Promise<T> {
-    return this.#lease.read((scope) => fn(new RunSnapshot(scope)));
+    return this.#lease.read((scope) => fn(new RunSnapshot(scope, this.#context.workspace)));
   }
 
-  /** The deep, O(data) check: integrity, foreign keys, gap-free journal, every digest. */
+  /** The deep, O(data) check: integrity, gap-free journal, every object re-hashed, every reference. */
   verify(options: { progress?: VerifyProgress } = {}): Promise<VerifyReport> {
-    return this.#lease.read((scope) => verifyRun(scope, options.progress));
+    return this.#lease.read((scope) =>
+      verifyRun(scope, this.#context.workspace.hash, options.progress),
+    );
   }
 
   release(): Promise<void> {

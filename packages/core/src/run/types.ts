@@ -1,4 +1,5 @@
 import type { InjectedContext } from "../port/context.js";
+import type { WorkspaceContext } from "../workspace/objects.js";
 import type { JsonObject, JsonValue } from "./json.js";
 
 export type RunStatus =
@@ -53,5 +54,7 @@ export interface AppendResult {
   readonly rootId: string;
 }
 
-/** Injected time and ids (timestamps, event ids). */
-export type RunContext = InjectedContext;
+/** Injected time and ids (timestamps, event ids), and what the store's workspaces share. */
+export interface RunContext extends InjectedContext {
+  readonly workspace: WorkspaceContext;
+}

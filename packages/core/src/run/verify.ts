@@ -1,10 +1,34 @@
+/**
+ * The deep check, O(data) and explicit (opening never does this). It proves
+ * what opening cannot afford to: SQLite's own integrity_check and
+ * foreign_key_check; a gap-free journal; every object re-hashed — a file's
+ * content (a large one piece by piece, each piece's address re-derived from
+ * the running hash) and every directory node's bytes; and, from every root
+ * the run retains, every reference resolved: each node present, well-formed,
+ * in its canonical encoding and canonically cut (so a root id still says
+ * exactly what the workspace holds), each file present.
+ */
 import type { Executor } from "../port/driver.js";
-import { createSha256, sha256, toHex } from "../port/hash.js";
-import { type EntryKind, rootId, type TreeEntry, treeId } from "../workspace/identity.js";
+import type { HashFunctions } from "../port/hash.js";
+import { toHex } from "../port/hash.js";
+import { markRetained } from "../workspace/gc.js";
+import {
+  compareNames,
+  type DirectoryNode,
+  decodeNode,
+  EMPTY_ROOT_ID_BYTES,
+  encodeNode,
+  isCut,
+  MAX_NODE_ENTRIES,
+} from "../workspace/node.js";
+import { BYTES, CHUNK_LIST, NodeCache } from "../workspace/objects.js";
 
-const READ_CHUNK = `SELECT c.chunk_digest, c.data FROM workspace_blob_chunk b
-JOIN workspace_chunk c ON c.chunk_digest = b.chunk_digest
-WHERE b.digest = ? AND b.ordinal = ?`;
+const READ_CHUNK = "SELECT data FROM workspace_chunk WHERE prefix_digest = ?";
+const OBJECT_PAGE =
+  "SELECT id, kind, size, data FROM workspace_object WHERE id > ? ORDER BY id LIMIT ?";
+const RETAINED_ROOTS = `SELECT DISTINCT root_id FROM journal
+UNION SELECT root_id FROM workspace_pin`;
+const PAGE = 200;
 
 export interface VerifyReport {
   readonly ok: boolean;
@@ -12,22 +36,20 @@ export interface VerifyReport {
   readonly problems: string[];
   readonly counts: {
     readonly events: number;
-    readonly blobs: number;
-    readonly trees: number;
+    /** Objects re-hashed: directory nodes and files. */
+    readonly objects: number;
+    /** Pieces of large files re-hashed. */
+    readonly chunks: number;
+    /** Distinct roots retained (journal and pins). */
     readonly roots: number;
   };
 }
 
 export type VerifyProgress = (step: string, done: number, total: number) => void;
 
-/**
- * The deep check, O(data) and explicit (opening never does this): SQLite's
- * integrity_check and foreign_key_check, the journal's gap-free sequence, and
- * every stored digest recomputed — blobs from their chunks, one chunk at a
- * time; trees from their entries; roots from their trees.
- */
 export async function verifyRun(
   reader: Executor,
+  hash: HashFunctions,
   progress?: VerifyProgress,
 ): Promise<VerifyReport> {
   const problems: string[] = [];
@@ -55,67 +77,162 @@ export async function verifyRun(
     );
   }
 
-  const blobs = (await reader.execute("SELECT digest, size, chunk_count FROM workspace_blob")).rows;
-  for (const [i, blob] of blobs.entries()) {
-    progress?.("blobs", i, blobs.length);
-    const digest = blob.digest as Uint8Array;
-    const hash = createSha256();
-    let size = 0;
-    const chunkCount = Number(blob.chunk_count);
-    for (let ordinal = 0; ordinal < chunkCount; ordinal++) {
-      const chunk = (await reader.execute(READ_CHUNK, [digest, ordinal])).rows[0];
-      if (chunk === undefined) {
-        problems.push(`blob ${toHex(digest)}: chunk ${ordinal} is missing`);
-        break;
+  // Every object's content against its address.
+  const total = Number(
+    (await reader.execute("SELECT count(*) AS n FROM workspace_object")).rows[0]!.n,
+  );
+  let objects = 0;
+  let chunks = 0;
+  let after: Uint8Array = new Uint8Array(0);
+  for (;;) {
+    const { rows } = await reader.execute(OBJECT_PAGE, [after, PAGE]);
+    for (const row of rows) {
+      progress?.("objects", objects, total);
+      objects++;
+      const id = row.id as Uint8Array;
+      const data = row.data as Uint8Array;
+      if (Number(row.kind) === BYTES) {
+        if (toHex(hash.sha256(data)) !== toHex(id)) {
+          problems.push(`object ${toHex(id)}: its bytes do not hash to its id`);
+        }
+        continue;
       }
-      const data = chunk.data as Uint8Array;
-      if (toHex(sha256(data)) !== toHex(chunk.chunk_digest as Uint8Array)) {
-        problems.push(`blob ${toHex(digest)}: chunk ${ordinal} does not hash to its digest`);
+      chunks += await checkLargeFile(reader, hash, id, Number(row.size), data, problems);
+    }
+    if (rows.length < PAGE) break;
+    after = rows.at(-1)!.id as Uint8Array;
+  }
+  progress?.("objects", objects, total);
+
+  // Every retained root's nodes: present, well-formed, canonical.
+  const roots = (await reader.execute(RETAINED_ROOTS)).rows.map((row) => row.root_id as Uint8Array);
+  progress?.("roots", 0, roots.length);
+  const checked = new Set<string>();
+  const pending: { id: Uint8Array; last: boolean; top: boolean }[] = [
+    { id: EMPTY_ROOT_ID_BYTES, last: true, top: true },
+    ...roots.map((id) => ({ id, last: true, top: true })),
+  ];
+  while (pending.length > 0) {
+    const { id, last, top } = pending.pop()!;
+    const key = `${toHex(id)}:${last}:${top}`;
+    if (checked.has(key)) continue;
+    checked.add(key);
+    const node = await loadNode(reader, id, problems);
+    if (node === undefined) continue;
+    checkNode(node, { last, top }, problems);
+    node.items.forEach((item, i) => {
+      if (item.kind === "directory") pending.push({ id: item.target, last: true, top: true });
+      else if (item.kind === "node") {
+        pending.push({ id: item.target, last: last && i === node.items.length - 1, top: false });
       }
-      size += data.length;
-      hash.update(data);
-    }
-    if (size !== Number(blob.size))
-      problems.push(`blob ${toHex(digest)}: ${size} bytes stored, ${blob.size} recorded`);
-    else if (toHex(hash.digest()) !== toHex(digest))
-      problems.push(`blob ${toHex(digest)}: content does not hash to its digest`);
+    });
   }
-  progress?.("blobs", blobs.length, blobs.length);
-
-  const trees = (await reader.execute("SELECT tree_id, entry_count FROM workspace_tree")).rows;
-  for (const [i, tree] of trees.entries()) {
-    progress?.("trees", i, trees.length);
-    const id = tree.tree_id as Uint8Array;
-    const { rows } = await reader.execute(
-      "SELECT name, kind, blob_digest, subtree_id FROM workspace_tree_entry WHERE tree_id = ?",
-      [id],
-    );
-    const entries: TreeEntry[] = rows.map((row) => ({
-      name: String(row.name),
-      kind: row.kind as EntryKind,
-      target: (row.kind === "file" ? row.blob_digest : row.subtree_id) as Uint8Array,
-    }));
-    if (entries.length !== Number(tree.entry_count)) {
-      problems.push(
-        `tree ${toHex(id)}: ${entries.length} entries stored, ${tree.entry_count} recorded`,
-      );
-    }
-    if (toHex(treeId(entries)) !== toHex(id))
-      problems.push(`tree ${toHex(id)}: entries do not hash to its id`);
+  try {
+    await markRetained(reader, new NodeCache(64));
+  } catch (error) {
+    problems.push(`references: ${(error as Error).message}`);
   }
-  progress?.("trees", trees.length, trees.length);
-
-  const roots = (await reader.execute("SELECT root_id, tree_id FROM workspace_root")).rows;
-  for (const root of roots) {
-    const id = root.root_id as Uint8Array;
-    if (toHex(rootId(root.tree_id as Uint8Array)) !== toHex(id)) {
-      problems.push(`root ${toHex(id)}: its tree does not hash to its id`);
-    }
-  }
+  progress?.("roots", roots.length, roots.length);
 
   return {
     ok: problems.length === 0,
     problems,
-    counts: { events, blobs: blobs.length, trees: trees.length, roots: roots.length },
+    counts: { events, objects, chunks, roots: roots.length },
   };
+}
+
+/** A large file: its pieces in order, each present and at the address the running hash gives. */
+async function checkLargeFile(
+  reader: Executor,
+  hash: HashFunctions,
+  id: Uint8Array,
+  size: number,
+  list: Uint8Array,
+  problems: string[],
+): Promise<number> {
+  const running = hash.createSha256();
+  let stored = 0;
+  let pieces = 0;
+  for (let at = 0; at < list.length; at += 32) {
+    const key = list.subarray(at, at + 32);
+    const row = (await reader.execute(READ_CHUNK, [key])).rows[0];
+    if (row === undefined) {
+      problems.push(`file ${toHex(id)}: piece ${at / 32} is missing`);
+      return pieces;
+    }
+    const data = row.data as Uint8Array;
+    running.update(data);
+    stored += data.length;
+    pieces++;
+    if (toHex(running.copy().digest()) !== toHex(key)) {
+      problems.push(`file ${toHex(id)}: piece ${at / 32} is not at the address its bytes give`);
+      return pieces;
+    }
+  }
+  if (stored !== size) problems.push(`file ${toHex(id)}: ${stored} bytes stored, ${size} recorded`);
+  else if (toHex(running.digest()) !== toHex(id)) {
+    problems.push(`file ${toHex(id)}: content does not hash to its digest`);
+  }
+  return pieces;
+}
+
+async function loadNode(
+  reader: Executor,
+  id: Uint8Array,
+  problems: string[],
+): Promise<DirectoryNode | undefined> {
+  const row = (await reader.execute("SELECT kind, data FROM workspace_object WHERE id = ?", [id]))
+    .rows[0];
+  if (row === undefined) {
+    problems.push(`node ${toHex(id)}: missing`);
+    return undefined;
+  }
+  const node = Number(row.kind) === CHUNK_LIST ? undefined : decodeNode(id, row.data as Uint8Array);
+  if (node === undefined) {
+    problems.push(`node ${toHex(id)}: not a well-formed directory node`);
+    return undefined;
+  }
+  if (toHex(encodeNode(node.level, node.items).bytes!) !== toHex(row.data as Uint8Array)) {
+    problems.push(`node ${toHex(id)}: not in the canonical encoding`);
+  }
+  return node;
+}
+
+/**
+ * The cut rule, checked node by node: no entry before the last ends a node,
+ * and the last does unless the node is the last of its level. Names ascend
+ * strictly. A top above level 0 has at least two entries.
+ */
+function checkNode(
+  node: DirectoryNode,
+  place: { last: boolean; top: boolean },
+  problems: string[],
+): void {
+  const where = `node ${toHex(node.id)}`;
+  const { items, level } = node;
+  for (let i = 1; i < items.length; i++) {
+    if (compareNames(items[i - 1]!.name, items[i]!.name) >= 0) {
+      problems.push(`${where}: names out of order`);
+      return;
+    }
+  }
+  for (let i = 0; i < items.length - 1; i++) {
+    if (isCut(level, items[i]!.name) || i + 1 >= MAX_NODE_ENTRIES) {
+      problems.push(`${where}: cut in the wrong place (not canonical)`);
+      return;
+    }
+  }
+  const tail = items.at(-1);
+  if (
+    !place.last &&
+    tail !== undefined &&
+    !isCut(level, tail.name) &&
+    items.length < MAX_NODE_ENTRIES
+  ) {
+    problems.push(`${where}: ends where no cut is (not canonical)`);
+  }
+  if (place.top && level > 0 && items.length < 2) {
+    problems.push(`${where}: a directory's top with a single child (not canonical)`);
+  }
+  if (!place.top && items.length === 0) problems.push(`${where}: an empty inner node`);
 }

@@ -1,10 +1,13 @@
 import type { Executor } from "../port/driver.js";
+import { RunledgerError } from "../port/errors.js";
 import type { SchemaManifest } from "./manifest.js";
 
 /**
  * Writes a manifest into a fresh database, inside the caller's transaction
- * (or savepoint): application_id first, then every object in order, then the
- * caller's initial rows, and user_version last. Because every step is inside
+ * (or savepoint): application_id first (unless the database is on a server
+ * that refuses header writes: then the manifest's identity table names the
+ * format), then every object in order, then the caller's initial rows, and
+ * user_version last. Because every step is inside
  * one transaction, a failure anywhere leaves no schema and both pragmas 0;
  * and because user_version is last, a file whose creation was cut short can
  * never look finished.
@@ -13,8 +16,17 @@ export async function createSchema(
   executor: Executor,
   manifest: SchemaManifest,
   populate: () => Promise<void>,
+  options: { readonly remote?: boolean } = {},
 ): Promise<void> {
-  await executor.execute(`PRAGMA application_id = ${integer(manifest.applicationId)}`);
+  if (options.remote === true && manifest.identity === undefined) {
+    throw new RunledgerError(
+      "remote_unsupported",
+      `a ${manifest.title} cannot be created on a database server yet: its format has no identity table; use a local file`,
+    );
+  }
+  if (options.remote !== true) {
+    await executor.execute(`PRAGMA application_id = ${integer(manifest.applicationId)}`);
+  }
   for (const object of manifest.objects) {
     if (object.sql !== null) await executor.execute(object.sql);
   }

@@ -21,6 +21,13 @@ export interface SchemaManifest {
   readonly applicationId: number;
   /** PRAGMA user_version: which version of the owner's format. */
   readonly userVersion: number;
+  /**
+   * The manifest's identity table, where it has one: a table whose exact
+   * presence names the format where the header cannot be written (a libSQL
+   * server refuses `PRAGMA application_id`). A file with application_id 0
+   * is recognized as this format only when it holds this table exactly.
+   */
+  readonly identity?: string;
   /** In creation order, which is also sqlite_schema's rowid order. */
   readonly objects: readonly SchemaObject[];
 }

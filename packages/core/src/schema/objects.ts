@@ -32,3 +32,10 @@ export const trigger = (name: string, tableName: string, sql: string): SchemaObj
   tableName,
   sql,
 });
+
+export const view = (name: string, sql: string): SchemaObject => ({
+  type: "view",
+  name,
+  tableName: name,
+  sql,
+});

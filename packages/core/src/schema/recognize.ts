@@ -7,7 +7,12 @@
  *   `not_a_database`: SQLite cannot read it (garbage, another format, or a
  *   file cut short inside SQLite's 100-byte header).
  *   `foreign_database`: a valid SQLite file that another program owns
- *   (its application_id is not ours, or it has objects but no id).
+ *   (its application_id is not ours, or it has objects but no id). One
+ *   exception keeps runs portable to servers that refuse header writes: a
+ *   file with application_id 0 that holds the manifest's identity table,
+ *   exactly, is ours (created remotely) and is checked like any other —
+ *   a foreign file would have to copy our identity table to pass, and then
+ *   every other object too.
  * - Version — is it a version this build understands?
  *   `partial_initialization`: our id, user_version 0 — a creation that never
  *   committed its last step. Never finished, never trusted, never repaired.
@@ -132,7 +137,7 @@ export function classify(
   if (live.applicationId === 0 && live.userVersion === 0 && live.objects.length === 0) {
     return { kind: "fresh", journalMode: live.journalMode };
   }
-  if (live.applicationId !== manifest.applicationId) {
+  if (live.applicationId !== manifest.applicationId && !ownedWithoutHeader(live, manifest)) {
     throw new RunledgerError(
       "foreign_database",
       `cannot open ${what}: it is a SQLite database of another program ` +
@@ -167,6 +172,16 @@ export function classify(
     );
   }
   return { kind: "recognized", journalMode: live.journalMode };
+}
+
+/** Application id 0 and the manifest's identity table, exactly: a file created where the header could not be written. */
+function ownedWithoutHeader(live: LiveSchema, manifest: SchemaManifest): boolean {
+  if (live.applicationId !== 0 || manifest.identity === undefined) return false;
+  const identity = manifest.objects.find((object) => object.name === manifest.identity);
+  return live.objects.some(
+    (object) =>
+      object.type === "table" && object.name === manifest.identity && object.sql === identity?.sql,
+  );
 }
 
 /** Every object missing, extra or different, by (type, name). */

@@ -1,59 +1,82 @@
+/**
+ * Copies everything one root reaches from one run database to another —
+ * nodes and files as stored, large files one piece at a time — skipping
+ * what the target already holds. Ids are content addresses, so the root has
+ * the same id in the target as in the source.
+ */
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
-import { toHex } from "../port/hash.js";
-import { blobSize } from "./blobs.js";
-import { loadEntries, writeTree } from "./trees.js";
+import {
+  CHUNK_LIST,
+  idKey,
+  insertObjects,
+  type NodeCache,
+  NodeLoader,
+  type ObjectRow,
+} from "./objects.js";
 
-const READ_CHUNK = `SELECT c.chunk_digest, c.data FROM workspace_blob_chunk b
-JOIN workspace_chunk c ON c.chunk_digest = b.chunk_digest
-WHERE b.digest = ? AND b.ordinal = ?`;
+const READ_OBJECT = "SELECT kind, size, data FROM workspace_object WHERE id = ?";
+const READ_CHUNK = "SELECT data FROM workspace_chunk WHERE prefix_digest = ?";
+const INSERT_CHUNK =
+  "INSERT INTO workspace_chunk (prefix_digest, data) VALUES (?, ?) ON CONFLICT DO NOTHING";
 
-/**
- * Copies a tree and everything it reaches from one run database to another,
- * one chunk at a time, skipping what the target already holds. Returns the
- * tree's id in the target, which equals its id in the source.
- */
-export async function copyTree(
+export async function copyRoot(
   source: Executor,
   target: Executor,
-  tree: Uint8Array,
-  copied: Set<string> = new Set(),
-): Promise<Uint8Array> {
-  const entries = await loadEntries(source, tree);
-  for (const entry of entries) {
-    const key = toHex(entry.target);
-    if (copied.has(key)) continue;
-    if (entry.kind === "directory") await copyTree(source, target, entry.target, copied);
-    else await copyBlob(source, target, entry.target);
-    copied.add(key);
-  }
-  return writeTree(target, entries);
-}
-
-async function copyBlob(source: Executor, target: Executor, digest: Uint8Array): Promise<void> {
-  const present = await target.execute("SELECT 1 FROM workspace_blob WHERE digest = ?", [digest]);
-  if (present.rows.length > 0) return;
-  const { size, chunkCount } = await blobSize(source, digest);
-  await target.execute("INSERT INTO workspace_blob (digest, size, chunk_count) VALUES (?, ?, ?)", [
-    digest,
-    size,
-    chunkCount,
-  ]);
-  for (let ordinal = 0; ordinal < chunkCount; ordinal++) {
-    const row = (await source.execute(READ_CHUNK, [digest, ordinal])).rows[0];
+  root: Uint8Array,
+  cache: NodeCache,
+): Promise<void> {
+  const loader = new NodeLoader(source, cache);
+  const seen = new Set<string>();
+  const rows: ObjectRow[] = [];
+  let held = 0;
+  const flush = async () => {
+    held = 0;
+    await insertObjects(target, rows.splice(0));
+  };
+  const copyObject = async (id: Uint8Array) => {
+    const row = (await source.execute(READ_OBJECT, [id])).rows[0];
     if (row === undefined) {
       throw new RunledgerError(
         "corrupt",
-        `the source misses chunk ${ordinal} of a file; run verify on it`,
+        "the source misses an object its root reaches; run verify on it",
       );
     }
-    await target.execute(
-      "INSERT INTO workspace_chunk (chunk_digest, data) VALUES (?, ?) ON CONFLICT DO NOTHING",
-      [row.chunk_digest as Uint8Array, row.data as Uint8Array],
-    );
-    await target.execute(
-      "INSERT INTO workspace_blob_chunk (digest, ordinal, chunk_digest) VALUES (?, ?, ?)",
-      [digest, ordinal, row.chunk_digest as Uint8Array],
-    );
+    const kind = Number(row.kind) as 0 | 1;
+    const data = row.data as Uint8Array;
+    if (kind === CHUNK_LIST) {
+      for (let at = 0; at < data.length; at += 32) {
+        const key = data.subarray(at, at + 32);
+        const chunk = (await source.execute(READ_CHUNK, [key])).rows[0];
+        if (chunk === undefined) {
+          throw new RunledgerError(
+            "corrupt",
+            "the source misses a piece of a file; run verify on it",
+          );
+        }
+        await target.execute(INSERT_CHUNK, [key, chunk.data as Uint8Array]);
+      }
+    }
+    rows.push({ id, kind, size: Number(row.size), data });
+    held += data.length;
+    // A few MiB at a time: small files may be up to a piece each.
+    if (rows.length >= 256 || held >= 4 * 1024 * 1024) await flush();
+  };
+  const pending: Uint8Array[] = [root];
+  while (pending.length > 0) {
+    const id = pending.pop()!;
+    const key = idKey(id);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const node = await loader.load(id);
+    await copyObject(id);
+    for (const item of node.items) {
+      if (item.kind !== "file") pending.push(item.target);
+      else if (!seen.has(idKey(item.target))) {
+        seen.add(idKey(item.target));
+        await copyObject(item.target);
+      }
+    }
   }
+  await flush();
 }

@@ -1,167 +1,302 @@
 /**
- * Trees: one row per directory, addressed by the hash of its entries (see
- * identity.ts), so equal directories are stored once and a change rewrites
- * only the directories on the changed paths, not the whole workspace.
+ * Directory operations on prolly trees (see node.ts for the format): find a
+ * name, list in order, and edit — replace the few nodes an edit reaches and
+ * keep every other node as it is.
+ *
+ * An edit re-chunks a *window*: the run of nodes at one level from the one
+ * holding the first change to the one holding the last. Where the new chunks
+ * end exactly where an old node ended, everything to the right is unchanged
+ * (node boundaries depend only on the entries since the previous boundary);
+ * otherwise the window takes in the next old node and goes on. The nodes the
+ * window replaced become a change one level up, until the top. Putting one
+ * name into a directory of n entries so rewrites about one node per level:
+ * O(log n) rows.
  */
-import type { Executor } from "../port/driver.js";
-import { RunledgerError } from "../port/errors.js";
-import { type EntryKind, type TreeEntry, treeId } from "./identity.js";
+import type { HashFunctions } from "../port/hash.js";
+import {
+  compareNames,
+  type DirectoryNode,
+  EMPTY_NODE,
+  encodeNode,
+  type Item,
+  isCut,
+  MAX_NODE_ENTRIES,
+} from "./node.js";
+import type { NodeLoader } from "./objects.js";
 
-const LOAD =
-  "SELECT name, kind, blob_digest, subtree_id FROM workspace_tree_entry WHERE tree_id = ?";
-const LOOKUP = `SELECT name, kind, blob_digest, subtree_id FROM workspace_tree_entry
-WHERE tree_id = ? AND name = ?`;
-const INSERT_TREE = `INSERT INTO workspace_tree (tree_id, entry_count) VALUES (?, ?)
-ON CONFLICT DO NOTHING`;
-const INSERT_ENTRY = `INSERT INTO workspace_tree_entry (tree_id, name, kind, blob_digest, subtree_id)
-VALUES (?, ?, ?, ?, ?)`;
-
-export async function loadEntries(executor: Executor, tree: Uint8Array): Promise<TreeEntry[]> {
-  const { rows } = await executor.execute(LOAD, [tree]);
-  return rows.map(toEntry);
+/** One step of a path from a directory's top node down: the node, and the child taken in it. */
+interface Step {
+  readonly node: DirectoryNode;
+  index: number;
 }
+type Path = Step[];
 
-export async function lookupEntry(
-  executor: Executor,
-  tree: Uint8Array,
+/** A name's entry in a directory, or undefined. */
+export async function lookup(
+  loader: NodeLoader,
+  top: DirectoryNode,
   name: string,
-): Promise<TreeEntry | undefined> {
-  const row = (await executor.execute(LOOKUP, [tree, name])).rows[0];
-  return row === undefined ? undefined : toEntry(row);
+): Promise<Item | undefined> {
+  let node = top;
+  while (node.level > 0) node = await loader.load(node.items[childFor(node, name)]!.target);
+  const at = lowerBound(node.items, name);
+  const item = node.items[at];
+  return item !== undefined && item.name === name ? item : undefined;
 }
 
-/** Stores a directory (once per id) and returns its id. */
-export async function writeTree(
-  executor: Executor,
-  entries: readonly TreeEntry[],
-): Promise<Uint8Array> {
-  const id = treeId(entries);
-  const inserted = await executor.execute(INSERT_TREE, [id, entries.length]);
-  if (inserted.changes === 1) {
-    for (const entry of entries) {
-      const file = entry.kind === "file";
-      await executor.execute(INSERT_ENTRY, [
-        id,
-        entry.name,
-        entry.kind,
-        file ? entry.target : null,
-        file ? null : entry.target,
-      ]);
-    }
+/** Every entry of a directory in name order, one node at a time. */
+export async function* entries(loader: NodeLoader, top: DirectoryNode): AsyncGenerator<Item> {
+  if (top.level === 0) {
+    yield* top.items;
+    return;
   }
-  return id;
+  for (const child of top.items) yield* entries(loader, await loader.load(child.target));
+}
+
+/** A change to one name: its new entry, or null to delete it. */
+export type Change = readonly [name: string, item: Item | null];
+
+/**
+ * Applies changes (in name order, one per name) to a directory and returns
+ * its new top node; every node built is remembered by `loader` (`pending`).
+ * A delete of a name that is not there is the caller's to refuse first.
+ */
+export async function editDirectory(
+  loader: NodeLoader,
+  hash: HashFunctions,
+  top: DirectoryNode,
+  changes: readonly Change[],
+): Promise<DirectoryNode> {
+  if (changes.length === 0) return top;
+  const build = (level: number, items: Item[]) => {
+    const node = encodeNode(level, items, hash);
+    loader.add(node);
+    return node;
+  };
+  let start = await descend(loader, top, changes[0]![0]);
+  const end = await descend(loader, top, changes.at(-1)![0]);
+  // Level 0: the window's entries with the changes merged in.
+  let window = await collect(loader, start, end);
+  let items = merge(window.items, changes);
+  let result = await rechunk(loader, 0, items, window.last, build);
+  let replaced = { first: start, last: result.last };
+  for (let level = 1; level <= top.level; level++) {
+    // The parents of the replaced nodes: their entries for those nodes give way to the new ones.
+    const first = parentOf(replaced.first);
+    const last = parentOf(replaced.last);
+    window = await collect(loader, first, last);
+    const from = first.at(-1)!.index;
+    const to = window.items.length - last.at(-1)!.node.items.length + last.at(-1)!.index;
+    items = [
+      ...window.items.slice(0, from),
+      ...result.nodes.map(childItem),
+      ...window.items.slice(to + 1),
+    ];
+    result = await rechunk(loader, level, items, window.last, build);
+    start = first;
+    replaced = { first: start, last: result.last };
+  }
+  let nodes = result.nodes;
+  let level = top.level;
+  if (nodes.length === 0) return EMPTY_NODE;
+  while (nodes.length > 1) {
+    level += 1;
+    nodes = chunk(level, nodes.map(childItem)).map((group) => build(level, group));
+  }
+  let newTop = nodes[0]!;
+  while (newTop.level > 0 && newTop.items.length === 1) {
+    newTop = await loader.load(newTop.items[0]!.target);
+  }
+  return newTop;
+}
+
+/** A directory built whole from entries in name order (no old nodes to keep). */
+export function buildDirectory(
+  loader: NodeLoader,
+  hash: HashFunctions,
+  items: readonly Item[],
+): DirectoryNode {
+  if (items.length === 0) return EMPTY_NODE;
+  let level = 0;
+  let nodes = chunk(0, items).map((group) => encodeNode(0, group, hash));
+  for (const node of nodes) loader.add(node);
+  while (nodes.length > 1) {
+    level += 1;
+    const above = level;
+    nodes = chunk(above, nodes.map(childItem)).map((group) => encodeNode(above, group, hash));
+    for (const node of nodes) loader.add(node);
+  }
+  return nodes[0]!;
+}
+
+/** The nodes reachable from `top` among those built in this operation, children first. */
+export function builtBelow(loader: NodeLoader, top: DirectoryNode): DirectoryNode[] {
+  const built = new Map(loader.pending().map((node) => [key(node.id), node]));
+  const out: DirectoryNode[] = [];
+  const seen = new Set<string>();
+  const visit = (node: DirectoryNode) => {
+    const k = key(node.id);
+    if (seen.has(k)) return;
+    seen.add(k);
+    for (const item of node.items) {
+      if (item.kind === "file") continue;
+      const child = built.get(key(item.target));
+      if (child !== undefined) visit(child);
+    }
+    if (node.bytes !== undefined) out.push(node);
+  };
+  visit(top);
+  return out;
+}
+
+function key(id: Uint8Array): string {
+  return String.fromCharCode.apply(null, id as unknown as number[]);
+}
+
+/** The path from the top to the leaf where `name` is, or would be. */
+async function descend(loader: NodeLoader, top: DirectoryNode, name: string): Promise<Path> {
+  const path: Path = [];
+  let node = top;
+  while (node.level > 0) {
+    const index = childFor(node, name);
+    path.push({ node, index });
+    node = await loader.load(node.items[index]!.target);
+  }
+  path.push({ node, index: 0 });
+  return path;
+}
+
+/** The path to the node after the one `path` ends at, on the same level; undefined at the level's end. */
+async function next(loader: NodeLoader, path: Path): Promise<Path | undefined> {
+  for (let k = path.length - 2; k >= 0; k--) {
+    const step = path[k]!;
+    if (step.index + 1 >= step.node.items.length) continue;
+    const out: Path = path.slice(0, k).map((s) => ({ node: s.node, index: s.index }));
+    out.push({ node: step.node, index: step.index + 1 });
+    let node = await loader.load(step.node.items[step.index + 1]!.target);
+    while (out.length < path.length - 1) {
+      out.push({ node, index: 0 });
+      node = await loader.load(node.items[0]!.target);
+    }
+    out.push({ node, index: 0 });
+    return out;
+  }
+  return undefined;
+}
+
+function samePlace(a: Path, b: Path): boolean {
+  for (let k = 0; k < a.length - 1; k++) if (a[k]!.index !== b[k]!.index) return false;
+  return true;
+}
+
+/** The entries of the nodes from `first` to `last` (same level), and the path to the last. */
+async function collect(
+  loader: NodeLoader,
+  first: Path,
+  last: Path,
+): Promise<{ items: Item[]; last: Path }> {
+  const items: Item[] = [...first.at(-1)!.node.items];
+  let at = first;
+  while (!samePlace(at, last)) {
+    const following = await next(loader, at);
+    if (following === undefined) break;
+    at = following;
+    items.push(...at.at(-1)!.node.items);
+  }
+  return { items, last: at };
 }
 
 /**
- * Follows path segments from a tree. Returns the entry found, a directory
- * entry for the tree itself when `segments` is empty, or undefined.
+ * Chunks a window's entries; while the last chunk is still open where the
+ * window ended, takes in the next old node. Returns the new nodes and the
+ * path to the last old node they replace.
  */
-export async function resolve(
-  executor: Executor,
-  tree: Uint8Array,
-  segments: readonly string[],
-): Promise<TreeEntry | undefined> {
-  let entry: TreeEntry = { name: "", kind: "directory", target: tree };
-  for (const segment of segments) {
-    if (entry.kind !== "directory") return undefined;
-    const next = await lookupEntry(executor, entry.target, segment);
-    if (next === undefined) return undefined;
-    entry = next;
-  }
-  return entry;
-}
-
-/** One planned change below a directory, by entry name. */
-export type Edit =
-  | { readonly kind: "file"; readonly digest: Uint8Array }
-  | { readonly kind: "delete" }
-  | { readonly kind: "directory"; readonly edits: Map<string, Edit> };
-
-/** Builds the nested edit plan; a path given twice, or as both file and directory, is a conflict. */
-export function planEdits(
-  puts: ReadonlyArray<readonly [segments: string[], digest: Uint8Array]>,
-  deletes: ReadonlyArray<string[]>,
-): Map<string, Edit> {
-  const top = new Map<string, Edit>();
-  const place = (segments: string[], leaf: Edit) => {
-    let level = top;
-    segments.forEach((segment, i) => {
-      const existing = level.get(segment);
-      if (i === segments.length - 1) {
-        if (existing !== undefined)
-          conflict(segments, "named twice, or both as a file and a directory");
-        level.set(segment, leaf);
-        return;
+async function rechunk(
+  loader: NodeLoader,
+  level: number,
+  items: Item[],
+  windowLast: Path,
+  build: (level: number, items: Item[]) => DirectoryNode,
+): Promise<{ nodes: DirectoryNode[]; last: Path }> {
+  const nodes: DirectoryNode[] = [];
+  let open: Item[] = [];
+  const push = (list: readonly Item[]) => {
+    for (const item of list) {
+      open.push(item);
+      if (open.length >= MAX_NODE_ENTRIES || isCut(level, item.name)) {
+        nodes.push(build(level, open));
+        open = [];
       }
-      if (existing === undefined) {
-        const edits = new Map<string, Edit>();
-        level.set(segment, { kind: "directory", edits });
-        level = edits;
-      } else if (existing.kind === "directory") {
-        level = existing.edits;
-      } else {
-        conflict(segments, "a parent directory is also written or deleted as a file");
-      }
-    });
+    }
   };
-  for (const [segments, digest] of puts) place(segments, { kind: "file", digest });
-  for (const segments of deletes) place(segments, { kind: "delete" });
-  return top;
+  push(items);
+  let last = windowLast;
+  while (open.length > 0) {
+    const following = await next(loader, last);
+    if (following === undefined) break;
+    last = following;
+    push(last.at(-1)!.node.items);
+  }
+  if (open.length > 0) nodes.push(build(level, open));
+  return { nodes, last };
 }
 
-/**
- * Applies an edit plan to a directory and stores every rewritten directory.
- * Returns the new id, or null when the directory ends up empty (an empty
- * directory is not kept, except the top, which the caller keeps).
- */
-export async function rewrite(
-  executor: Executor,
-  tree: Uint8Array | null,
-  edits: Map<string, Edit>,
-  prefix: string[] = [],
-): Promise<Uint8Array | null> {
-  const entries = new Map<string, TreeEntry>();
-  if (tree !== null)
-    for (const entry of await loadEntries(executor, tree)) entries.set(entry.name, entry);
-  for (const [name, edit] of edits) {
-    const path = [...prefix, name];
-    const existing = entries.get(name);
-    if (edit.kind === "file") {
-      if (existing?.kind === "directory") conflict(path, "a directory is there; delete it first");
-      entries.set(name, { name, kind: "file", target: edit.digest });
-    } else if (edit.kind === "delete") {
-      if (existing === undefined) {
-        throw new RunledgerError(
-          "path_not_found",
-          `cannot delete ${path.join("/")}: nothing is there`,
-          {
-            details: { path: path.join("/") },
-          },
-        );
-      }
-      entries.delete(name);
-    } else {
-      if (existing?.kind === "file") conflict(path, "a file is there; delete it first");
-      const subtree = await rewrite(executor, existing?.target ?? null, edit.edits, path);
-      if (subtree === null) entries.delete(name);
-      else entries.set(name, { name, kind: "directory", target: subtree });
+/** Entries cut into node-sized groups by the cut rule. */
+function chunk(level: number, items: readonly Item[]): Item[][] {
+  const groups: Item[][] = [];
+  let open: Item[] = [];
+  for (const item of items) {
+    open.push(item);
+    if (open.length >= MAX_NODE_ENTRIES || isCut(level, item.name)) {
+      groups.push(open);
+      open = [];
     }
   }
-  if (entries.size === 0 && prefix.length > 0) return null;
-  return writeTree(executor, [...entries.values()]);
+  if (open.length > 0) groups.push(open);
+  return groups;
 }
 
-function conflict(segments: readonly string[], why: string): never {
-  throw new RunledgerError("path_conflict", `${segments.join("/")}: ${why}; nothing was written`, {
-    details: { path: segments.join("/") },
-  });
+function parentOf(path: Path): Path {
+  return path.slice(0, -1);
 }
 
-function toEntry(row: Record<string, unknown>): TreeEntry {
-  const kind = row.kind as EntryKind;
-  return {
-    name: String(row.name),
-    kind,
-    target: (kind === "file" ? row.blob_digest : row.subtree_id) as Uint8Array,
-  };
+function childItem(node: DirectoryNode): Item {
+  return { name: node.items[0]!.name, kind: "node", target: node.id, size: 0 };
+}
+
+/** The child of an inner node whose range holds `name`: the last whose first name is ≤ it. */
+function childFor(node: DirectoryNode, name: string): number {
+  let lo = 0;
+  let hi = node.items.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (compareNames(node.items[mid]!.name, name) <= 0) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/** The first index whose name is ≥ `name`. */
+function lowerBound(items: readonly Item[], name: string): number {
+  let lo = 0;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (compareNames(items[mid]!.name, name) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Sorted entries with sorted changes merged in: a change replaces, adds or (null) removes. */
+function merge(items: readonly Item[], changes: readonly Change[]): Item[] {
+  const out: Item[] = [];
+  let i = 0;
+  for (const [name, item] of changes) {
+    while (i < items.length && compareNames(items[i]!.name, name) < 0) out.push(items[i++]!);
+    if (i < items.length && items[i]!.name === name) i++;
+    if (item !== null) out.push(item);
+  }
+  while (i < items.length) out.push(items[i++]!);
+  return out;
 }

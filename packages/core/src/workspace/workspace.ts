@@ -1,15 +1,24 @@
 import type { Executor } from "../port/driver.js";
-import { RunledgerError } from "../port/errors.js";
+import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import { toHex } from "../port/hash.js";
-import { JournalWriter, journalText, type RootHint } from "../run/journal.js";
+import { type Head, JournalWriter, journalText, type RootHint, readHead } from "../run/journal.js";
 import type { JsonObject } from "../run/json.js";
 import type { RunContext } from "../run/types.js";
 import type { WriteScope } from "../transaction/scope.js";
-import { blobSize, type Content, readBlob, storeBlob, streamBlob } from "./blobs.js";
+import { type Content, readFile, storeFile, streamFile } from "./files.js";
 import { collectGarbage, type GarbageReport, pruneJournal } from "./gc.js";
-import { compareNames, ROOT_FORMAT, rootId, type TreeEntry } from "./identity.js";
+import type { DirectoryNode, Item } from "./node.js";
+import {
+  idKey,
+  insertObjects,
+  NodeLoader,
+  nodeRows,
+  type ObjectRow,
+  type WorkspaceContext,
+} from "./objects.js";
 import { parseDirectory, parsePath } from "./paths.js";
-import { loadEntries, planEdits, resolve, rewrite } from "./trees.js";
+import { applyPlan, PLACEHOLDER, planEdits } from "./plan.js";
+import { builtBelow, entries, lookup } from "./trees.js";
 
 export interface WorkspaceEntry {
   readonly name: string;
@@ -37,9 +46,9 @@ export interface HistoryEntry {
   readonly rootId: string;
 }
 
-const CURRENT = `SELECT c.root_id, r.tree_id FROM workspace_current c
-JOIN workspace_root r ON r.root_id = c.root_id WHERE c.singleton = 1`;
-const ROOT_TREE = "SELECT tree_id FROM workspace_root WHERE root_id = ?";
+const CURRENT = "SELECT root_id FROM workspace_current";
+/** What building on a stale guess can fail with: its nodes gone, or paths that differ from the current root's. */
+const STALE_GUESS = new Set(["corrupt", "path_not_found", "path_conflict"]);
 const HISTORY =
   "SELECT sequence, event_id, root_id FROM journal WHERE sequence > ? ORDER BY sequence LIMIT ?";
 const PINS = "SELECT name, root_id FROM workspace_pin ORDER BY name";
@@ -47,56 +56,72 @@ const PINS = "SELECT name, root_id FROM workspace_pin ORDER BY name";
 /** Snapshot reads of the workspace at the current root or any other. */
 export class WorkspaceReader {
   protected readonly executor: Executor;
+  protected readonly workspace: WorkspaceContext;
 
-  constructor(executor: Executor) {
+  constructor(executor: Executor, workspace: WorkspaceContext) {
     this.executor = executor;
+    this.workspace = workspace;
   }
 
   /** The current root's id (hex). */
   async currentRoot(): Promise<string> {
-    return toHex((await this.rootTree(undefined)).root);
+    return toHex(await currentRootId(this.executor));
   }
 
   /** A file's whole content. For large files use `stream`. */
   async read(path: string, options: AtRoot = {}): Promise<Uint8Array> {
-    return readBlob(this.executor, await this.#file(path, options));
+    return readFile(this.executor, await this.#file(path, options));
   }
 
-  /** A file's content one chunk at a time; consume it inside the callback. */
+  /** A file's content one piece at a time; consume it inside the callback. */
   async *stream(path: string, options: AtRoot = {}): AsyncGenerator<Uint8Array> {
-    yield* streamBlob(this.executor, await this.#file(path, options));
+    yield* streamFile(this.executor, await this.#file(path, options));
   }
 
   async stat(path: string, options: AtRoot = {}): Promise<WorkspaceEntry> {
     const segments = parsePath(path);
-    const entry = await resolve(this.executor, await this.#tree(options), segments);
-    if (entry === undefined) throw notFound(path);
-    return this.#describe(entry, segments.join("/"));
+    const found = await this.#resolve(segments, options);
+    if (found === undefined) throw notFound(path);
+    return describe(found, segments.join("/"));
   }
 
   /** The entries of a directory ("" or omitted: the top), in name order. */
   async list(directory?: string, options: AtRoot = {}): Promise<WorkspaceEntry[]> {
+    const out: WorkspaceEntry[] = [];
+    for await (const entry of this.entries(directory, options)) out.push(entry);
+    return out;
+  }
+
+  /** The entries of a directory in name order, streamed a node at a time. */
+  async *entries(directory?: string, options: AtRoot = {}): AsyncGenerator<WorkspaceEntry> {
     const segments = parseDirectory(directory);
-    const entry = await resolve(this.executor, await this.#tree(options), segments);
-    if (entry === undefined) throw notFound(directory ?? "");
-    if (entry.kind !== "directory") {
+    const found = await this.#resolve(segments, options);
+    if (found === undefined) throw notFound(directory ?? "");
+    if (found.kind !== "directory") {
       throw new RunledgerError("not_a_directory", `${directory} is a file; use read or stat`);
     }
-    const entries = sortByName(await loadEntries(this.executor, entry.target));
+    const loader = this.loader();
     const prefix = segments.length === 0 ? "" : `${segments.join("/")}/`;
-    return Promise.all(entries.map((child) => this.#describe(child, prefix + child.name)));
+    for await (const item of entries(loader, await loader.load(found.target))) {
+      yield describe(item, prefix + item.name);
+    }
   }
 
   /** Every file below a directory, depth first in name order. */
   async *walk(directory?: string, options: AtRoot = {}): AsyncGenerator<WorkspaceFile> {
     const segments = parseDirectory(directory);
-    const start = await resolve(this.executor, await this.#tree(options), segments);
+    const start = await this.#resolve(segments, options);
     if (start === undefined) throw notFound(directory ?? "");
     if (start.kind === "file") {
-      yield (await this.#describe(start, segments.join("/"))) as WorkspaceFile;
+      yield describe(start, segments.join("/")) as WorkspaceFile;
       return;
     }
-    yield* this.#walkTree(start.target, segments.length === 0 ? "" : `${segments.join("/")}/`);
+    const loader = this.loader();
+    yield* walkTree(
+      loader,
+      await loader.load(start.target),
+      segments.length === 0 ? "" : `${segments.join("/")}/`,
+    );
   }
 
   /** The roots in journal order: each event whose root differs from the one before it. */
@@ -126,36 +151,57 @@ export class WorkspaceReader {
     }));
   }
 
-  async *#walkTree(tree: Uint8Array, prefix: string): AsyncGenerator<WorkspaceFile> {
-    for (const entry of sortByName(await loadEntries(this.executor, tree))) {
-      if (entry.kind === "directory")
-        yield* this.#walkTree(entry.target, `${prefix}${entry.name}/`);
-      else yield (await this.#describe(entry, prefix + entry.name)) as WorkspaceFile;
-    }
+  protected loader(): NodeLoader {
+    return new NodeLoader(this.executor, this.workspace.nodes);
   }
 
-  async #describe(entry: TreeEntry, path: string): Promise<WorkspaceEntry> {
-    if (entry.kind === "directory") return { name: entry.name || "", path, kind: "directory" };
-    const { size } = await blobSize(this.executor, entry.target);
-    return { name: entry.name, path, kind: "file", size, digest: toHex(entry.target) };
+  /** A root (default: the current one) as a node, or `root_not_found`. */
+  protected async rootNode(loader: NodeLoader, root: string | undefined): Promise<DirectoryNode> {
+    if (root === undefined) return loader.load(await currentRootId(this.executor));
+    return loader.loadRoot(parseRootId(root), root);
+  }
+
+  /** The entry at a path: a directory entry for the root itself when `segments` is empty. */
+  async #resolve(segments: readonly string[], options: AtRoot): Promise<Item | undefined> {
+    const loader = this.loader();
+    const top = await this.rootNode(loader, options.root);
+    let entry: Item = { name: "", kind: "directory", target: top.id, size: 0 };
+    for (const segment of segments) {
+      if (entry.kind !== "directory") return undefined;
+      const found = await lookup(loader, await loader.load(entry.target), segment);
+      if (found === undefined) return undefined;
+      entry = found;
+    }
+    return entry;
   }
 
   async #file(path: string, options: AtRoot): Promise<Uint8Array> {
-    const entry = await resolve(this.executor, await this.#tree(options), parsePath(path));
+    const entry = await this.#resolve(parsePath(path), options);
     if (entry === undefined) throw notFound(path);
     if (entry.kind !== "file") {
       throw new RunledgerError("not_a_file", `${path} is a directory; use list or walk`);
     }
     return entry.target;
   }
+}
 
-  protected rootTree(root: string | undefined): Promise<{ root: Uint8Array; tree: Uint8Array }> {
-    return rootTree(this.executor, root);
+async function* walkTree(
+  loader: NodeLoader,
+  top: DirectoryNode,
+  prefix: string,
+): AsyncGenerator<WorkspaceFile> {
+  for await (const item of entries(loader, top)) {
+    if (item.kind === "directory") {
+      yield* walkTree(loader, await loader.load(item.target), `${prefix}${item.name}/`);
+    } else {
+      yield describe(item, prefix + item.name) as WorkspaceFile;
+    }
   }
+}
 
-  async #tree(options: AtRoot): Promise<Uint8Array> {
-    return (await this.rootTree(options.root)).tree;
-  }
+function describe(item: Item, path: string): WorkspaceEntry {
+  if (item.kind !== "file") return { name: item.name, path, kind: "directory" };
+  return { name: item.name, path, kind: "file", size: item.size, digest: toHex(item.target) };
 }
 
 export interface ApplyChanges {
@@ -180,8 +226,13 @@ export class WorkspaceWriter extends WorkspaceReader {
   readonly #context: RunContext;
   readonly #hint: RootHint;
 
-  constructor(scope: WriteScope, context: RunContext, hint: RootHint = { root: undefined }) {
-    super(scope);
+  constructor(
+    scope: WriteScope,
+    context: RunContext,
+    workspace: WorkspaceContext,
+    hint: RootHint = { root: undefined },
+  ) {
+    super(scope, workspace);
     this.#scope = scope;
     this.#context = context;
     this.#hint = hint;
@@ -195,7 +246,7 @@ export class WorkspaceWriter extends WorkspaceReader {
     const deletes = (changes.delete ?? []).map((path) => parsePath(path));
     // Conflicts are found before anything is written.
     planEdits(
-      puts.map(({ segments }) => [segments, new Uint8Array(32)] as const),
+      puts.map(({ segments }) => [segments, PLACEHOLDER] as const),
       deletes,
     );
     const event = journalText(
@@ -205,26 +256,61 @@ export class WorkspaceWriter extends WorkspaceReader {
         delete: deletes.map((segments) => segments.join("/")),
       },
     );
+    const { hash } = this.workspace;
     return this.#scope.savepoint(async (tx) => {
-      const stored: [string[], Uint8Array][] = [];
+      const files: ObjectRow[] = [];
+      const stored: [string[], Item][] = [];
       for (const { segments, content } of puts) {
-        stored.push([segments, (await storeBlob(tx, content)).digest]);
+        const { digest, size } = await storeFile(tx, content, hash, files);
+        stored.push([segments, { name: segments.at(-1)!, kind: "file", target: digest, size }]);
       }
-      const { tree } = await rootTree(tx, undefined);
-      const newTree = (await rewrite(tx, tree, planEdits(stored, deletes)))!;
-      const newRoot = rootId(newTree);
-      await tx.execute(
-        `INSERT INTO workspace_root (root_id, format, tree_id, created_at) VALUES (?, ?, ?, ?)
-ON CONFLICT DO NOTHING`,
-        [newRoot, ROOT_FORMAT, newTree, this.#context.clock()],
-      );
-      await tx.execute("UPDATE workspace_current SET root_id = ? WHERE singleton = 1", [newRoot]);
-      const appended = await new JournalWriter(tx, this.#context, this.#hint).appendAtRoot(
-        event,
-        newRoot,
-      );
-      return { rootId: toHex(newRoot), sequence: appended.sequence };
+      const plan = planEdits(stored, deletes);
+      const journal = new JournalWriter(tx, this.#context, this.#hint);
+      const build = async (base: Head) => {
+        const loader = new NodeLoader(tx, this.workspace.nodes);
+        const top = (await applyPlan(loader, hash, await loader.load(base.root), plan, []))!;
+        return { loader, top };
+      };
+      // From the lease's guess of the current root, when it has one. A guess
+      // is never trusted: when it is stale, building on it may fail (its nodes
+      // gone) or publishing refuses it (nothing is written); either way the
+      // apply starts again from the current root read under the write lock.
+      const guess = journal.guess();
+      if (guess !== undefined) {
+        const built = await build(guess).catch((error: unknown) => {
+          if (isRunledgerError(error) && STALE_GUESS.has(error.code)) return undefined;
+          throw error;
+        });
+        const published = built && (await journal.publish(event, guess, built.top.id));
+        if (built !== undefined && published !== undefined) {
+          return this.#store(tx, files, built.loader, built.top, published);
+        }
+      }
+      const head = await readHead(tx);
+      const built = await build(head);
+      const published = await journal.publish(event, head, built.top.id);
+      if (published === undefined) {
+        throw new RunledgerError(
+          "corrupt",
+          "the journal refused a new root computed under the write lock; run verify",
+        );
+      }
+      return this.#store(tx, files, built.loader, built.top, published);
     });
+  }
+
+  /** Writes the apply's new objects — its files' and the nodes its root reaches — and keeps those nodes. */
+  async #store(
+    tx: WriteScope,
+    files: ObjectRow[],
+    loader: NodeLoader,
+    top: DirectoryNode,
+    published: { rootId: string; sequence: number },
+  ): Promise<ApplyResult> {
+    const built = builtBelow(loader, top);
+    await insertObjects(tx, [...files, ...nodeRows(built)]);
+    for (const node of built) this.workspace.nodes.set(idKey(node.id), node);
+    return { rootId: published.rootId, sequence: published.sequence };
   }
 
   /** Keeps a root (default: the current one) from garbage collection under a name. */
@@ -232,7 +318,7 @@ ON CONFLICT DO NOTHING`,
     if (typeof name !== "string" || name.length < 1 || name.length > 256) {
       throw new RunledgerError("invalid_argument", "a pin name is a string of 1 to 256 characters");
     }
-    const { root } = await this.rootTree(options.root);
+    const root = (await this.rootNode(this.loader(), options.root)).id;
     await this.executor.execute(
       `INSERT INTO workspace_pin (name, root_id, created_at) VALUES (?, ?, ?)
 ON CONFLICT (name) DO UPDATE SET root_id = excluded.root_id`,
@@ -245,9 +331,9 @@ ON CONFLICT (name) DO UPDATE SET root_id = excluded.root_id`,
     return pruneJournal(this.executor, options.before);
   }
 
-  /** Deletes every root, tree, blob and chunk that no pointer, event or pin retains. */
+  /** Deletes every node, file and piece that no event, pin or the current root reaches. */
   collectGarbage(): Promise<GarbageReport> {
-    return collectGarbage(this.executor);
+    return collectGarbage(this.executor, this.workspace.nodes);
   }
 
   async unpin(name: string): Promise<boolean> {
@@ -257,25 +343,13 @@ ON CONFLICT (name) DO UPDATE SET root_id = excluded.root_id`,
   }
 }
 
-/** A root (default: the current one) and its tree, or `root_not_found`. */
-export async function rootTree(
-  executor: Executor,
-  root: string | undefined,
-): Promise<{ root: Uint8Array; tree: Uint8Array }> {
-  if (root === undefined) {
-    const row = (await executor.execute(CURRENT)).rows[0];
-    if (row === undefined)
-      throw new RunledgerError("corrupt", "the run has no current workspace root");
-    return { root: row.root_id as Uint8Array, tree: row.tree_id as Uint8Array };
+/** The current root's id: the newest event's root, or the empty root before the first. */
+export async function currentRootId(executor: Executor): Promise<Uint8Array> {
+  const row = (await executor.execute(CURRENT)).rows[0];
+  if (!(row?.root_id instanceof Uint8Array)) {
+    throw new RunledgerError("corrupt", "the run has no current workspace root; run verify");
   }
-  const bytes = parseRootId(root);
-  const row = (await executor.execute(ROOT_TREE, [bytes])).rows[0];
-  if (row === undefined) {
-    throw new RunledgerError("root_not_found", `no workspace root ${root} in this run`, {
-      details: { root },
-    });
-  }
-  return { root: bytes, tree: row.tree_id as Uint8Array };
+  return row.root_id;
 }
 
 export function parseRootId(root: string): Uint8Array {
@@ -288,10 +362,6 @@ export function parseRootId(root: string): Uint8Array {
   const bytes = new Uint8Array(32);
   for (let i = 0; i < 32; i++) bytes[i] = Number.parseInt(root.slice(i * 2, i * 2 + 2), 16);
   return bytes;
-}
-
-function sortByName(entries: TreeEntry[]): TreeEntry[] {
-  return entries.sort((a, b) => compareNames(a.name, b.name));
 }
 
 function notFound(path: string): RunledgerError {

@@ -1,0 +1,202 @@
+/**
+ * Directory nodes, format 1: the bytes that name a workspace's content.
+ *
+ * A directory is a prolly tree — a B-tree whose node boundaries are chosen
+ * by the entries themselves, not by the order of the edits that made it —
+ * so that:
+ * - the same set of (name → content) always gives the same nodes and so the
+ *   same ids (history independence: a root id says *what* a workspace holds,
+ *   whatever edits produced it);
+ * - putting one file into a directory of n files rewrites O(log n) nodes,
+ *   never the whole directory;
+ * - entries stay in name order, so a listing streams.
+ *
+ * Every node is stored as an object whose id is the SHA-256 of its bytes
+ * (docs/file-format.md has the byte layout):
+ *
+ *   "runledger/node/1" 0x00 · level (1 byte) · entry count (LEB128) · entries
+ *
+ * A level-0 (leaf) entry is kind (0x01 file, 0x02 directory) · name length
+ * (LEB128) · name (UTF-8) · target (32 bytes: the file's SHA-256, or the
+ * directory's top node id) · for a file, its size (LEB128). A level-n entry
+ * (n ≥ 1) is the first name below a child · that name's length and bytes ·
+ * the child's node id. Names ascend strictly in UTF-8 byte order.
+ *
+ * Where a node ends (the cut rule): after an entry whose cut hash — FNV-1a
+ * (32-bit) over the level byte then the name's UTF-8, finished with
+ * MurmurHash3's 32-bit mixer — is a multiple of CUT_ONE_IN, or once a node
+ * holds MAX_NODE_ENTRIES (so a node stays small even for names chosen to
+ * avoid cuts); and after the level's last entry. A level with more than one
+ * node has a level above it; the top is the first level with a single node.
+ * The cut hash needs no cryptographic strength: ids do, and they are SHA-256.
+ */
+import type { HashFunctions } from "../port/hash.js";
+import { portableHash, toHex, utf8 } from "../port/hash.js";
+
+/** A node ends after about one entry in CUT_ONE_IN (its mean size in entries). */
+export const CUT_ONE_IN = 12;
+/** A node never holds more entries than this. */
+export const MAX_NODE_ENTRIES = 48;
+
+const DOMAIN = utf8("runledger/node/1\u0000");
+const FILE = 1;
+const DIRECTORY = 2;
+
+export type ItemKind = "file" | "directory" | "node";
+
+/** One entry of a node: a file or directory (level 0), or a child node (above). */
+export interface Item {
+  readonly name: string;
+  readonly kind: ItemKind;
+  /** The file's SHA-256, the directory's top node id, or the child node's id. */
+  readonly target: Uint8Array;
+  /** Files: the content's size in bytes; 0 otherwise. */
+  readonly size: number;
+}
+
+export interface DirectoryNode {
+  readonly id: Uint8Array;
+  readonly level: number;
+  readonly items: readonly Item[];
+  /** The stored bytes (present for a node built here and not yet stored). */
+  readonly bytes?: Uint8Array;
+}
+
+/** Orders names by their UTF-8 bytes (= code point order), without encoding them. */
+export function compareNames(a: string, b: string): number {
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    // A surrogate stands for a code point above U+FFFF: it sorts after all of the BMP.
+    if (x >= 0xd800 && x <= 0xdfff) x += 0x10000;
+    if (y >= 0xd800 && y <= 0xdfff) y += 0x10000;
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+/** True when a node at `level` ends after the entry named `name` (by the hash; the size cap is the caller's). */
+export function isCut(level: number, name: string): boolean {
+  let h = 0x811c9dc5;
+  h = Math.imul(h ^ level, 0x01000193);
+  const bytes = utf8(name);
+  for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return (h >>> 0) % CUT_ONE_IN === 0;
+}
+
+/** Builds a node's bytes and id. Items must already be in name order. */
+export function encodeNode(
+  level: number,
+  items: readonly Item[],
+  hash: HashFunctions = portableHash,
+): DirectoryNode {
+  const names = items.map((item) => utf8(item.name));
+  let length = DOMAIN.length + 1 + varintLength(items.length);
+  items.forEach((item, i) => {
+    const name = names[i]!;
+    length += (level === 0 ? 1 : 0) + varintLength(name.length) + name.length + 32;
+    if (level === 0 && item.kind === "file") length += varintLength(item.size);
+  });
+  const bytes = new Uint8Array(length);
+  bytes.set(DOMAIN, 0);
+  let at = DOMAIN.length;
+  bytes[at++] = level;
+  at = writeVarint(bytes, at, items.length);
+  items.forEach((item, i) => {
+    const name = names[i]!;
+    if (level === 0) bytes[at++] = item.kind === "file" ? FILE : DIRECTORY;
+    at = writeVarint(bytes, at, name.length);
+    bytes.set(name, at);
+    at += name.length;
+    bytes.set(item.target, at);
+    at += 32;
+    if (level === 0 && item.kind === "file") at = writeVarint(bytes, at, item.size);
+  });
+  return { id: hash.sha256(bytes), level, items, bytes };
+}
+
+// ignoreBOM keeps a name that starts with U+FEFF as it is (by default the decoder drops it).
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** Reads a node's bytes; undefined when they are not a well-formed node. */
+export function decodeNode(id: Uint8Array, bytes: Uint8Array): DirectoryNode | undefined {
+  try {
+    if (bytes.length < DOMAIN.length + 2) return undefined;
+    for (let i = 0; i < DOMAIN.length; i++) if (bytes[i] !== DOMAIN[i]) return undefined;
+    let at = DOMAIN.length;
+    const level = bytes[at++]!;
+    const [count, afterCount] = readVarint(bytes, at);
+    at = afterCount;
+    const items: Item[] = [];
+    for (let i = 0; i < count; i++) {
+      let kind: ItemKind = "node";
+      if (level === 0) {
+        const byte = bytes[at++];
+        if (byte === FILE) kind = "file";
+        else if (byte === DIRECTORY) kind = "directory";
+        else return undefined;
+      }
+      const [nameLength, afterLength] = readVarint(bytes, at);
+      at = afterLength;
+      if (at + nameLength + 32 > bytes.length) return undefined;
+      const name = decoder.decode(bytes.subarray(at, at + nameLength));
+      at += nameLength;
+      const target = bytes.slice(at, at + 32);
+      at += 32;
+      let size = 0;
+      if (kind === "file") [size, at] = readVarint(bytes, at);
+      items.push({ name, kind, target, size });
+    }
+    if (at !== bytes.length) return undefined;
+    return { id, level, items };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The canonical empty directory (and empty workspace root): a leaf with no entries. */
+export const EMPTY_NODE: DirectoryNode = encodeNode(0, []);
+export const EMPTY_ROOT_ID_BYTES: Uint8Array = EMPTY_NODE.id;
+/** The canonical empty workspace root, identical on every adapter (hex). */
+export const EMPTY_ROOT_ID: string = toHex(EMPTY_ROOT_ID_BYTES);
+
+function varintLength(value: number): number {
+  let length = 1;
+  while (value >= 0x80) {
+    value = Math.floor(value / 0x80);
+    length++;
+  }
+  return length;
+}
+
+function writeVarint(bytes: Uint8Array, at: number, value: number): number {
+  while (value >= 0x80) {
+    bytes[at++] = (value % 0x80) | 0x80;
+    value = Math.floor(value / 0x80);
+  }
+  bytes[at++] = value;
+  return at;
+}
+
+function readVarint(bytes: Uint8Array, at: number): [number, number] {
+  let value = 0;
+  let scale = 1;
+  for (let i = 0; i < 8; i++) {
+    const byte = bytes[at++];
+    if (byte === undefined) throw new RangeError("truncated varint");
+    value += (byte & 0x7f) * scale;
+    if ((byte & 0x80) === 0) {
+      if (!Number.isSafeInteger(value)) throw new RangeError("varint too large");
+      return [value, at];
+    }
+    scale *= 0x80;
+  }
+  throw new RangeError("varint too long");
+}

@@ -1,0 +1,163 @@
+/**
+ * The object store: every directory node and every file's content is one
+ * row of `workspace_object`, addressed by a SHA-256 — a node by the hash of
+ * its bytes, a file by the hash of its content (so `sha256sum` agrees with a
+ * file's digest). A file larger than CHUNK_SIZE keeps only its chunk list in
+ * that row; its bytes are in `workspace_chunk` (see files.ts).
+ *
+ * Objects never change once written, so a node read once can be kept: the
+ * node cache is shared by every lease of a store and keyed by id alone. A
+ * cached node is only ever reached from a root the database holds (reads
+ * name a root; writes start from the current one, which SQLite checks when
+ * the new root is published), so the cache can never stand in for a row
+ * the database lacks.
+ */
+import type { Executor } from "../port/driver.js";
+import { RunledgerError } from "../port/errors.js";
+import type { HashFunctions } from "../port/hash.js";
+import { type DirectoryNode, decodeNode } from "./node.js";
+
+/** What workspace reads and writes share, per store: the node cache, and the hash for writing. */
+export interface WorkspaceContext {
+  readonly nodes: NodeCache;
+  readonly hash: HashFunctions;
+}
+
+/** `kind` of a row: its data is the content itself, or the content's chunk list. */
+export const BYTES = 0;
+export const CHUNK_LIST = 1;
+
+/** A row of `workspace_object` waiting to be written. */
+export interface ObjectRow {
+  readonly id: Uint8Array;
+  readonly kind: typeof BYTES | typeof CHUNK_LIST;
+  readonly size: number;
+  readonly data: Uint8Array;
+}
+
+const LOAD = "SELECT kind, data FROM workspace_object WHERE id = ?";
+/** Rows per INSERT: few statements for many objects, well under SQLite's variable limit. */
+const ROWS_PER_INSERT = 64;
+const insertSql = (rows: number) =>
+  `INSERT INTO workspace_object (id, kind, size, data) VALUES ${Array.from({ length: rows }, () => "(?, ?, ?, ?)").join(", ")} ON CONFLICT DO NOTHING`;
+const INSERT_SQL = Array.from({ length: ROWS_PER_INSERT + 1 }, (_, n) =>
+  n === 0 ? "" : insertSql(n),
+);
+
+/** Writes rows not yet stored (an id already present is left as it is): one statement per 64 rows. */
+export async function insertObjects(executor: Executor, rows: readonly ObjectRow[]): Promise<void> {
+  for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
+    const batch = rows.slice(start, start + ROWS_PER_INSERT);
+    const params: (Uint8Array | number)[] = [];
+    for (const row of batch) params.push(row.id, row.kind, row.size, row.data);
+    await executor.execute(INSERT_SQL[batch.length]!, params);
+  }
+}
+
+/** Decoded nodes by id, least recently used first out. */
+export class NodeCache {
+  readonly #limit: number;
+  readonly #nodes = new Map<string, DirectoryNode>();
+
+  constructor(limit = 8192) {
+    this.#limit = limit;
+  }
+
+  get(key: string): DirectoryNode | undefined {
+    const node = this.#nodes.get(key);
+    if (node !== undefined) {
+      this.#nodes.delete(key);
+      this.#nodes.set(key, node);
+    }
+    return node;
+  }
+
+  set(key: string, node: DirectoryNode): void {
+    this.#nodes.set(
+      key,
+      node.bytes === undefined ? node : { id: node.id, level: node.level, items: node.items },
+    );
+    if (this.#nodes.size > this.#limit) {
+      this.#nodes.delete(this.#nodes.keys().next().value as string);
+    }
+  }
+}
+
+/** A compact Map key for a 32-byte id. */
+export function idKey(id: Uint8Array): string {
+  return String.fromCharCode.apply(null, id as unknown as number[]);
+}
+
+/** Loads nodes from one database, through the cache, and from nodes built but not yet stored. */
+export class NodeLoader {
+  readonly #executor: Executor;
+  readonly #cache: NodeCache;
+  readonly #pending = new Map<string, DirectoryNode>();
+
+  constructor(executor: Executor, cache: NodeCache) {
+    this.#executor = executor;
+    this.#cache = cache;
+  }
+
+  /** Remembers a node built in this operation, so that it can be read before it is stored. */
+  add(node: DirectoryNode): void {
+    this.#pending.set(idKey(node.id), node);
+  }
+
+  /** Nodes built in this operation, in the order they were built (children first). */
+  pending(): DirectoryNode[] {
+    return [...this.#pending.values()];
+  }
+
+  async load(id: Uint8Array): Promise<DirectoryNode> {
+    const key = idKey(id);
+    const known = this.#pending.get(key) ?? this.#cache.get(key);
+    if (known !== undefined) return known;
+    const row = (await this.#executor.execute(LOAD, [id])).rows[0];
+    if (row === undefined) {
+      throw new RunledgerError(
+        "corrupt",
+        "a directory node of the workspace is missing; run verify, then restore the run from a copy",
+      );
+    }
+    const node = row.kind === BYTES ? decodeNode(id, row.data as Uint8Array) : undefined;
+    if (node === undefined) {
+      throw new RunledgerError(
+        "corrupt",
+        "a stored directory node is not well-formed; run verify, then restore the run from a copy",
+      );
+    }
+    this.#cache.set(key, node);
+    return node;
+  }
+
+  /**
+   * Loads a node that a caller names as a root; `root_not_found` when this
+   * database holds no such node. Always asked of the database: the cache is
+   * shared by every run of a store, and a root of one is not one of another.
+   */
+  async loadRoot(id: Uint8Array, hex: string): Promise<DirectoryNode> {
+    const key = idKey(id);
+    const row = (await this.#executor.execute(LOAD, [id])).rows[0];
+    const node =
+      row !== undefined && row.kind === BYTES ? decodeNode(id, row.data as Uint8Array) : undefined;
+    if (node === undefined) {
+      throw new RunledgerError("root_not_found", `no workspace root ${hex} in this run`, {
+        details: { root: hex },
+      });
+    }
+    this.#cache.set(key, node);
+    return node;
+  }
+}
+
+/** The rows for nodes built in one operation. */
+export function nodeRows(nodes: readonly DirectoryNode[]): ObjectRow[] {
+  const rows: ObjectRow[] = [];
+  for (const node of nodes) {
+    if (node.bytes !== undefined) {
+      rows.push({ id: node.id, kind: BYTES, size: node.bytes.length, data: node.bytes });
+    }
+  }
+  return rows;
+}

@@ -1,0 +1,110 @@
+/**
+ * An apply's changes as a plan over directories: puts and deletes grouped by
+ * path, checked for conflicts before anything is written, then carried out
+ * from the deepest directories up — each changed directory edited (trees.ts),
+ * its new top node becoming the change in its parent. A directory left empty
+ * is removed from its parent; the workspace's top stays, empty.
+ */
+import { RunledgerError } from "../port/errors.js";
+import type { HashFunctions } from "../port/hash.js";
+import { compareNames, type DirectoryNode, EMPTY_NODE, type Item } from "./node.js";
+import type { NodeLoader } from "./objects.js";
+import { type Change, editDirectory, lookup } from "./trees.js";
+
+/** One planned change below a directory, by entry name. */
+export type Edit =
+  | { readonly kind: "file"; readonly item: Item }
+  | { readonly kind: "delete" }
+  | { readonly kind: "directory"; readonly edits: Map<string, Edit> };
+
+/** A file entry standing in for content not stored yet, for the conflict check alone. */
+export const PLACEHOLDER: Item = {
+  name: "",
+  kind: "file",
+  target: new Uint8Array(32),
+  size: 0,
+};
+
+/** Builds the nested plan; a path given twice, or as both file and directory, is a conflict. */
+export function planEdits(
+  puts: ReadonlyArray<readonly [segments: string[], item: Item]>,
+  deletes: ReadonlyArray<string[]>,
+): Map<string, Edit> {
+  const top = new Map<string, Edit>();
+  const place = (segments: string[], leaf: Edit) => {
+    let level = top;
+    segments.forEach((segment, i) => {
+      const existing = level.get(segment);
+      if (i === segments.length - 1) {
+        if (existing !== undefined)
+          conflict(segments, "named twice, or both as a file and a directory");
+        level.set(segment, leaf);
+        return;
+      }
+      if (existing === undefined) {
+        const edits = new Map<string, Edit>();
+        level.set(segment, { kind: "directory", edits });
+        level = edits;
+      } else if (existing.kind === "directory") {
+        level = existing.edits;
+      } else {
+        conflict(segments, "a parent directory is also written or deleted as a file");
+      }
+    });
+  };
+  for (const [segments, item] of puts) place(segments, { kind: "file", item });
+  for (const segments of deletes) place(segments, { kind: "delete" });
+  return top;
+}
+
+/**
+ * Carries out a plan on one directory (null: it does not exist yet) and
+ * returns its new top node, or null when a directory other than the
+ * workspace's top ends up empty.
+ */
+export async function applyPlan(
+  loader: NodeLoader,
+  hash: HashFunctions,
+  directory: DirectoryNode | null,
+  edits: Map<string, Edit>,
+  prefix: string[],
+): Promise<DirectoryNode | null> {
+  const changes: Change[] = [];
+  const names = [...edits.keys()].sort(compareNames);
+  for (const name of names) {
+    const edit = edits.get(name)!;
+    const path = [...prefix, name];
+    const existing = directory === null ? undefined : await lookup(loader, directory, name);
+    if (edit.kind === "file") {
+      if (existing?.kind === "directory") conflict(path, "a directory is there; delete it first");
+      changes.push([name, { ...edit.item, name }]);
+    } else if (edit.kind === "delete") {
+      if (existing === undefined) {
+        throw new RunledgerError(
+          "path_not_found",
+          `cannot delete ${path.join("/")}: nothing is there; nothing was written`,
+          { details: { path: path.join("/") } },
+        );
+      }
+      changes.push([name, null]);
+    } else {
+      if (existing?.kind === "file") conflict(path, "a file is there; delete it first");
+      const below = existing === undefined ? null : await loader.load(existing.target);
+      const after = await applyPlan(loader, hash, below, edit.edits, path);
+      if (after !== null) {
+        changes.push([name, { name, kind: "directory", target: after.id, size: 0 }]);
+      } else if (existing !== undefined) {
+        changes.push([name, null]);
+      }
+    }
+  }
+  const top = await editDirectory(loader, hash, directory ?? EMPTY_NODE, changes);
+  if (top.items.length === 0 && prefix.length > 0) return null;
+  return top;
+}
+
+function conflict(segments: readonly string[], why: string): never {
+  throw new RunledgerError("path_conflict", `${segments.join("/")}: ${why}; nothing was written`, {
+    details: { path: segments.join("/") },
+  });
+}

@@ -1,0 +1,142 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { portableHash, toHex } from "../src/port/hash.js";
+import {
+  compareNames,
+  type DirectoryNode,
+  decodeNode,
+  EMPTY_NODE,
+  EMPTY_ROOT_ID,
+  encodeNode,
+  type Item,
+  isCut,
+  MAX_NODE_ENTRIES,
+} from "../src/workspace/node.js";
+import { NodeCache, NodeLoader } from "../src/workspace/objects.js";
+import { buildDirectory, type Change, editDirectory, entries, lookup } from "../src/workspace/trees.js";
+
+/** Every node these tests build stays in the loader: the database is never asked. */
+const noDatabase = {
+  execute: () => Promise.reject(new Error("the database was asked for a node that was never built")),
+};
+const newLoader = () => new NodeLoader(noDatabase, new NodeCache());
+
+const file = (name: string, seed: number): Item => {
+  const target = new Uint8Array(32);
+  target[0] = seed & 0xff;
+  target[1] = (seed >>> 8) & 0xff;
+  return { name, kind: "file", target, size: seed };
+};
+
+const names = fc.uniqueArray(fc.string({ minLength: 1, maxLength: 6, unit: "grapheme" }), {
+  maxLength: 300,
+});
+
+async function all(loader: NodeLoader, top: DirectoryNode): Promise<Item[]> {
+  const out: Item[] = [];
+  for await (const item of entries(loader, top)) out.push(item);
+  return out;
+}
+
+describe("directory nodes (prolly trees)", () => {
+  it("the empty root is the documented constant, the empty leaf", () => {
+    expect(EMPTY_ROOT_ID).toBe(toHex(encodeNode(0, []).id));
+    expect(EMPTY_NODE.items).toEqual([]);
+    expect(EMPTY_ROOT_ID).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it("a node's bytes decode to what was encoded, and re-encode to the same bytes", () => {
+    const items = [file("\ufeffa", 1), file("b\u{1f600}", 70_000), { ...file("c", 0), kind: "directory" as const, size: 0 }];
+    const node = encodeNode(0, items);
+    const decoded = decodeNode(node.id, node.bytes!);
+    expect(decoded?.items).toEqual(items);
+    expect(toHex(encodeNode(0, decoded!.items).bytes!)).toBe(toHex(node.bytes!));
+    expect(decodeNode(node.id, node.bytes!.subarray(0, node.bytes!.length - 1))).toBeUndefined();
+  });
+
+  it("names order by UTF-8 bytes, astral characters after the whole BMP", () => {
+    const sample = ["b", "a", "\uffff", "\u{10000}", "\ue000", "ab", ""];
+    const byBytes = [...sample].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
+    expect([...sample].sort(compareNames)).toEqual(byBytes);
+  });
+
+  it("the same set of entries gives the same root whatever order of edits built it", async () => {
+    await fc.assert(
+      fc.asyncProperty(names, fc.integer({ min: 1, max: 20 }), fc.nat(), async (list, batch, seed) => {
+        const loader = newLoader();
+        const sorted = [...list].sort(compareNames);
+        const expected = buildDirectory(loader, portableHash, sorted.map((name, i) => file(name, i)));
+        // Insert in a shuffled order, in batches, with some names first written with other content.
+        const order = [...list].sort((x, y) => ((hash(x) ^ seed) >>> 0) - ((hash(y) ^ seed) >>> 0));
+        let top: DirectoryNode = EMPTY_NODE;
+        for (let i = 0; i < order.length; i += batch) {
+          const changes: Change[] = order
+            .slice(i, i + batch)
+            .sort(compareNames)
+            .map((name) => [name, file(name, sorted.indexOf(name) + (hash(name) % 3 === 0 ? 7 : 0))]);
+          top = await editDirectory(loader, portableHash, top, changes);
+        }
+        // Then the names first written with other content get their final content, one at a time.
+        for (const [i, name] of sorted.entries()) {
+          if (hash(name) % 3 === 0) {
+            top = await editDirectory(loader, portableHash, top, [[name, file(name, i)]]);
+          }
+        }
+        expect(toHex(top.id)).toBe(toHex(expected.id));
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it("deleting entries gives the root of the set that remains", async () => {
+    await fc.assert(
+      fc.asyncProperty(names, fc.nat(), async (list, seed) => {
+        const loader = newLoader();
+        const sorted = [...list].sort(compareNames);
+        let top = buildDirectory(loader, portableHash, sorted.map((name, i) => file(name, i)));
+        const gone = sorted.filter((name) => (hash(name) ^ seed) % 3 === 0);
+        top = await editDirectory(loader, portableHash, top, gone.map((name) => [name, null]));
+        const kept = sorted.flatMap((name, i) => (gone.includes(name) ? [] : [file(name, i)]));
+        expect(toHex(top.id)).toBe(toHex(buildDirectory(loader, portableHash, kept).id));
+        expect((await all(loader, top)).map((item) => item.name)).toEqual(kept.map((i) => i.name));
+        for (const name of sorted.slice(0, 20)) {
+          const found = await lookup(loader, top, name);
+          expect(found?.name).toBe(gone.includes(name) ? undefined : name);
+        }
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it("every node but the last of its level ends at a cut, and none is cut early", () => {
+    const loader = newLoader();
+    const items = Array.from({ length: 5000 }, (_, i) => file(`f-${String(i).padStart(5, "0")}`, i));
+    const top = buildDirectory(loader, portableHash, items);
+    expect(top.level).toBeGreaterThan(1);
+    const leaves = loader.pending().filter((node) => node.level === 0);
+    expect(leaves.reduce((n, leaf) => n + leaf.items.length, 0)).toBe(5000);
+    for (const leaf of leaves) {
+      expect(leaf.items.length).toBeLessThanOrEqual(MAX_NODE_ENTRIES);
+      leaf.items.slice(0, -1).forEach((item) => expect(isCut(0, item.name)).toBe(false));
+    }
+  });
+
+  it("adding one file to a directory of 100,000 rewrites one node per level, not the directory", async () => {
+    const loader = newLoader();
+    const items = Array.from({ length: 100_000 }, (_, i) => file(`m-${String(i).padStart(6, "0")}`, i));
+    const top = buildDirectory(loader, portableHash, items);
+    const before = loader.pending().length;
+    const after = await editDirectory(loader, portableHash, top, [["m-050000a", file("m-050000a", 1)]]);
+    const rewritten = loader.pending().length - before;
+    expect(after.level).toBe(top.level);
+    // One node per level, and rarely a neighbour when a cut moves.
+    expect(rewritten).toBeLessThanOrEqual(2 * (top.level + 1));
+    expect(before).toBeGreaterThan(100_000 / MAX_NODE_ENTRIES);
+  });
+});
+
+function hash(text: string): number {
+  let h = 0;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}
