@@ -91,7 +91,7 @@ describe("remote libSQL: many workers, many runs", () => {
       } finally {
         await store.close();
       }
-    }, 300_000);
+    }, 900_000);
   }
 
   it(`${RUNS} runs on one server, one namespace each, created on open: each holds its own events only`, async () => {
