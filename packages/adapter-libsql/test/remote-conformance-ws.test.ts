@@ -9,5 +9,5 @@ describeConformance({
   name: `adapter-libsql remote: ${target.label}`,
   driver: target.driver,
   location: target.location,
-  capabilities: { files: false },
+  capabilities: { files: false, remote: true },
 });

@@ -127,6 +127,41 @@ describe("remote libSQL: failures a server adds", () => {
     }
   });
 
+  it("a write inside lease.read never lands on a server (the read is rolled back), and a read-only connection refuses one with read_only", async () => {
+    const location = fresh("ws");
+    const store = new RunStore({ driver: driver() });
+    try {
+      const lease = await store.open(location, { create: CREATE });
+      await lease.lease.read((scope) => scope.execute("CREATE TABLE scratch (x)"));
+      const { rows } = await lease.lease.read((scope) =>
+        scope.execute("SELECT count(*) AS n FROM sqlite_schema WHERE name = 'scratch'"),
+      );
+      expect(rows[0]?.n).toBe(0);
+    } finally {
+      await store.close();
+    }
+    const writer = await driver().open(location, {
+      create: false,
+      readOnly: false,
+      busyTimeoutMs: 1000,
+    });
+    const reader = await driver().open(location, {
+      create: false,
+      readOnly: true,
+      busyTimeoutMs: 1000,
+    });
+    try {
+      await writer.executeScript("CREATE TABLE item (x); INSERT INTO item VALUES (1);");
+      const failure = await failureOf(() => reader.execute("DELETE FROM item"));
+      expect([failure.code, failure.sqliteCode]).toStrictEqual(["read_only", "SQLITE_READONLY"]);
+      const { rows } = await reader.execute("SELECT count(*) AS n FROM item");
+      expect(rows[0]?.n).toBe(1);
+    } finally {
+      await reader.close();
+      await writer.close();
+    }
+  });
+
   it("runs the run API over libsql://…?tls=0 (WebSocket underneath)", async () => {
     const store = new RunStore({ driver: driver() });
     try {

@@ -112,6 +112,10 @@ export async function startSqld(options: SqldOptions = {}): Promise<SqldServer> 
   child.stdout?.on("data", collect);
   child.stderr?.on("data", collect);
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  // A test process that dies without stopping it leaves no server behind.
+  const orphaned = () => child.kill("SIGKILL");
+  process.once("exit", orphaned);
+  void exited.then(() => process.off("exit", orphaned));
   let stopped = false;
 
   const stop = async (): Promise<void> => {
