@@ -93,6 +93,15 @@ export function translateRemote(error: unknown, doing: string): RunledgerError |
         return fromSqliteFailure("SQLITE_TOOBIG", `${doing}: ${message}`, error);
       break;
   }
+  if (code === "HRANA_WEBSOCKET_ERROR" && /closed with code/.test(message)) {
+    return new RunledgerError(
+      "connection_lost",
+      `${doing}: the server closed the connection (it restarted, or evicted this database: sqld keeps ` +
+        "--max-active-namespaces databases open, default 100); nothing of an open transaction was committed. " +
+        "Open the location again and retry",
+      { cause: error },
+    );
+  }
   const status = httpStatus(error);
   if (status === 401 || status === 403) return authRefused(doing, error);
   if (status === 404) return missingNamespace(doing, error);

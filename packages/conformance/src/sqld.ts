@@ -92,7 +92,15 @@ export async function startSqld(options: SqldOptions = {}): Promise<SqldServer> 
     host,
   ];
   if (options.namespaces) {
-    args.push("--enable-namespaces", "--admin-listen-addr", `127.0.0.1:${adminPort}`);
+    // sqld keeps 100 namespaces open by default and closes the connections of
+    // one it evicts; a suite that makes a database per test needs more.
+    args.push(
+      "--enable-namespaces",
+      "--admin-listen-addr",
+      `127.0.0.1:${adminPort}`,
+      "--max-active-namespaces",
+      "100000",
+    );
   }
   if (options.jwtPublicKey !== undefined) {
     const keyFile = join(directory, "jwt-key.txt");
