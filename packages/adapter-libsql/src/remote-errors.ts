@@ -93,6 +93,12 @@ export function translateRemote(error: unknown, doing: string): RunledgerError |
         return fromSqliteFailure("SQLITE_TOOBIG", `${doing}: ${message}`, error);
       break;
   }
+  const refusedHandshake = /Unexpected server response: (\d{3})/.exec(message);
+  if (code === "HRANA_WEBSOCKET_ERROR" && refusedHandshake !== null) {
+    const handshakeStatus = Number(refusedHandshake[1]);
+    if (handshakeStatus === 401 || handshakeStatus === 403) return authRefused(doing, error);
+    if (handshakeStatus === 404) return missingNamespace(doing, error);
+  }
   if (code === "HRANA_WEBSOCKET_ERROR" && /closed with code/.test(message)) {
     return new RunledgerError(
       "connection_lost",
@@ -169,17 +175,15 @@ export function isNetworkFailure(error: unknown): boolean {
   return false;
 }
 
-/** A WebSocket the server closed before answering (the client's error, or one translated from it): a refused token (1006) or a missing namespace (1011) looks like this. */
+/**
+ * A WebSocket that failed before the server answered (the client's error, or
+ * one translated from it): a refused token (closed with 1006, or a 401 to
+ * the handshake) and a missing namespace (1011) look like this.
+ */
 export function isWebSocketClosedEarly(error: unknown): boolean {
   for (let e = error, depth = 0; e !== undefined && e !== null && depth < 3; depth++) {
-    const fields = e as { code?: unknown; message?: unknown; cause?: unknown };
-    if (
-      fields.code === "HRANA_WEBSOCKET_ERROR" &&
-      typeof fields.message === "string" &&
-      /closed with code (1006|1011)/.test(fields.message)
-    ) {
-      return true;
-    }
+    const fields = e as { code?: unknown; cause?: unknown };
+    if (fields.code === "HRANA_WEBSOCKET_ERROR") return true;
     e = fields.cause;
   }
   return false;
