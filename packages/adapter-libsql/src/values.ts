@@ -34,9 +34,11 @@ export function fromResultSet(result: ResultSet): Row[] {
   const { columns } = result;
   const rows = new Array<Row>(result.rows.length);
   for (let r = 0; r < result.rows.length; r++) {
-    const source = result.rows[r] as unknown as Record<string, unknown>;
+    // By position: the client's rows are array-like, so a column named like one of
+    // an array's own properties ("length") would read that property by name.
+    const source = result.rows[r] as unknown as ArrayLike<unknown>;
     const row: Row = {};
-    for (const column of columns) row[column] = fromDriverValue(source[column]);
+    for (let c = 0; c < columns.length; c++) row[columns[c]!] = fromDriverValue(source[c]);
     rows[r] = row;
   }
   return rows;

@@ -13,11 +13,18 @@ import {
   MAX_NODE_ENTRIES,
 } from "../src/workspace/node.js";
 import { NodeCache, NodeLoader } from "../src/workspace/objects.js";
-import { buildDirectory, type Change, editDirectory, entries, lookup } from "../src/workspace/trees.js";
+import {
+  buildDirectory,
+  type Change,
+  editDirectory,
+  entries,
+  lookup,
+} from "../src/workspace/trees.js";
 
 /** Every node these tests build stays in the loader: the database is never asked. */
 const noDatabase = {
-  execute: () => Promise.reject(new Error("the database was asked for a node that was never built")),
+  execute: () =>
+    Promise.reject(new Error("the database was asked for a node that was never built")),
 };
 const newLoader = () => new NodeLoader(noDatabase, new NodeCache());
 
@@ -46,7 +53,11 @@ describe("directory nodes (prolly trees)", () => {
   });
 
   it("a node's bytes decode to what was encoded, and re-encode to the same bytes", () => {
-    const items = [file("\ufeffa", 1), file("b\u{1f600}", 70_000), { ...file("c", 0), kind: "directory" as const, size: 0 }];
+    const items = [
+      file("\ufeffa", 1),
+      file("b\u{1f600}", 70_000),
+      { ...file("c", 0), kind: "directory" as const, size: 0 },
+    ];
     const node = encodeNode(0, items);
     const decoded = decodeNode(node.id, node.bytes!);
     expect(decoded?.items).toEqual(items);
@@ -62,28 +73,42 @@ describe("directory nodes (prolly trees)", () => {
 
   it("the same set of entries gives the same root whatever order of edits built it", async () => {
     await fc.assert(
-      fc.asyncProperty(names, fc.integer({ min: 1, max: 20 }), fc.nat(), async (list, batch, seed) => {
-        const loader = newLoader();
-        const sorted = [...list].sort(compareNames);
-        const expected = buildDirectory(loader, portableHash, sorted.map((name, i) => file(name, i)));
-        // Insert in a shuffled order, in batches, with some names first written with other content.
-        const order = [...list].sort((x, y) => ((hash(x) ^ seed) >>> 0) - ((hash(y) ^ seed) >>> 0));
-        let top: DirectoryNode = EMPTY_NODE;
-        for (let i = 0; i < order.length; i += batch) {
-          const changes: Change[] = order
-            .slice(i, i + batch)
-            .sort(compareNames)
-            .map((name) => [name, file(name, sorted.indexOf(name) + (hash(name) % 3 === 0 ? 7 : 0))]);
-          top = await editDirectory(loader, portableHash, top, changes);
-        }
-        // Then the names first written with other content get their final content, one at a time.
-        for (const [i, name] of sorted.entries()) {
-          if (hash(name) % 3 === 0) {
-            top = await editDirectory(loader, portableHash, top, [[name, file(name, i)]]);
+      fc.asyncProperty(
+        names,
+        fc.integer({ min: 1, max: 20 }),
+        fc.nat(),
+        async (list, batch, seed) => {
+          const loader = newLoader();
+          const sorted = [...list].sort(compareNames);
+          const expected = buildDirectory(
+            loader,
+            portableHash,
+            sorted.map((name, i) => file(name, i)),
+          );
+          // Insert in a shuffled order, in batches, with some names first written with other content.
+          const order = [...list].sort(
+            (x, y) => ((hash(x) ^ seed) >>> 0) - ((hash(y) ^ seed) >>> 0),
+          );
+          let top: DirectoryNode = EMPTY_NODE;
+          for (let i = 0; i < order.length; i += batch) {
+            const changes: Change[] = order
+              .slice(i, i + batch)
+              .sort(compareNames)
+              .map((name) => [
+                name,
+                file(name, sorted.indexOf(name) + (hash(name) % 3 === 0 ? 7 : 0)),
+              ]);
+            top = await editDirectory(loader, portableHash, top, changes);
           }
-        }
-        expect(toHex(top.id)).toBe(toHex(expected.id));
-      }),
+          // Then the names first written with other content get their final content, one at a time.
+          for (const [i, name] of sorted.entries()) {
+            if (hash(name) % 3 === 0) {
+              top = await editDirectory(loader, portableHash, top, [[name, file(name, i)]]);
+            }
+          }
+          expect(toHex(top.id)).toBe(toHex(expected.id));
+        },
+      ),
       { numRuns: 60 },
     );
   });
@@ -93,9 +118,18 @@ describe("directory nodes (prolly trees)", () => {
       fc.asyncProperty(names, fc.nat(), async (list, seed) => {
         const loader = newLoader();
         const sorted = [...list].sort(compareNames);
-        let top = buildDirectory(loader, portableHash, sorted.map((name, i) => file(name, i)));
+        let top = buildDirectory(
+          loader,
+          portableHash,
+          sorted.map((name, i) => file(name, i)),
+        );
         const gone = sorted.filter((name) => (hash(name) ^ seed) % 3 === 0);
-        top = await editDirectory(loader, portableHash, top, gone.map((name) => [name, null]));
+        top = await editDirectory(
+          loader,
+          portableHash,
+          top,
+          gone.map((name) => [name, null]),
+        );
         const kept = sorted.flatMap((name, i) => (gone.includes(name) ? [] : [file(name, i)]));
         expect(toHex(top.id)).toBe(toHex(buildDirectory(loader, portableHash, kept).id));
         expect((await all(loader, top)).map((item) => item.name)).toEqual(kept.map((i) => i.name));
@@ -110,23 +144,29 @@ describe("directory nodes (prolly trees)", () => {
 
   it("every node but the last of its level ends at a cut, and none is cut early", () => {
     const loader = newLoader();
-    const items = Array.from({ length: 5000 }, (_, i) => file(`f-${String(i).padStart(5, "0")}`, i));
+    const items = Array.from({ length: 5000 }, (_, i) =>
+      file(`f-${String(i).padStart(5, "0")}`, i),
+    );
     const top = buildDirectory(loader, portableHash, items);
     expect(top.level).toBeGreaterThan(1);
     const leaves = loader.pending().filter((node) => node.level === 0);
     expect(leaves.reduce((n, leaf) => n + leaf.items.length, 0)).toBe(5000);
     for (const leaf of leaves) {
       expect(leaf.items.length).toBeLessThanOrEqual(MAX_NODE_ENTRIES);
-      leaf.items.slice(0, -1).forEach((item) => expect(isCut(0, item.name)).toBe(false));
+      for (const item of leaf.items.slice(0, -1)) expect(isCut(0, item.name)).toBe(false);
     }
   });
 
   it("adding one file to a directory of 100,000 rewrites one node per level, not the directory", async () => {
     const loader = newLoader();
-    const items = Array.from({ length: 100_000 }, (_, i) => file(`m-${String(i).padStart(6, "0")}`, i));
+    const items = Array.from({ length: 100_000 }, (_, i) =>
+      file(`m-${String(i).padStart(6, "0")}`, i),
+    );
     const top = buildDirectory(loader, portableHash, items);
     const before = loader.pending().length;
-    const after = await editDirectory(loader, portableHash, top, [["m-050000a", file("m-050000a", 1)]]);
+    const after = await editDirectory(loader, portableHash, top, [
+      ["m-050000a", file("m-050000a", 1)],
+    ]);
     const rewritten = loader.pending().length - before;
     expect(after.level).toBe(top.level);
     // One node per level, and rarely a neighbour when a cut moves.

@@ -1,38 +1,42 @@
-import cliProgress from "cli-progress";
-
-/** A progress bar on stderr while work runs; silent when stderr is not a terminal. */
+/**
+ * A progress bar on stderr while work runs; silent when stderr is not a
+ * terminal. Drawn by hand (one line, rewritten with a carriage return) so that
+ * the CLI adds no dependency for the library's users.
+ */
 export interface Progress {
   update(phase: string, done: number, total: number): void;
   stop(): void;
 }
 
 const SILENT: Progress = { update() {}, stop() {} };
+const WIDTH = 30;
+/** At most one redraw per this many milliseconds, except the last one. */
+const FRAME_MS = 100;
 
 export function progress(label: string): Progress {
-  if (!process.stderr.isTTY) return SILENT;
-  const bar = new cliProgress.SingleBar(
-    {
-      stream: process.stderr,
-      format: `${label} {phase} [{bar}] {value}/{total}`,
-      clearOnComplete: true,
-      hideCursor: true,
-      fps: 10,
-    },
-    cliProgress.Presets.shades_classic,
-  );
-  let started = false;
+  const stream = process.stderr;
+  if (!stream.isTTY) return SILENT;
+  let drawn = false;
+  let last = 0;
+  const clear = () => stream.write("\r\x1b[2K");
   return {
     update(phase, done, total) {
-      if (!started) {
-        bar.start(total, done, { phase });
-        started = true;
-        return;
-      }
-      bar.setTotal(total);
-      bar.update(done, { phase });
+      const now = Date.now();
+      if (drawn && done < total && now - last < FRAME_MS) return;
+      last = now;
+      const share = total > 0 ? Math.min(1, Math.max(0, done / total)) : 0;
+      const filled = Math.round(share * WIDTH);
+      const bar = `${"\u2588".repeat(filled)}${"\u2591".repeat(WIDTH - filled)}`;
+      if (!drawn) stream.write("\x1b[?25l");
+      clear();
+      stream.write(`${label} ${phase} [${bar}] ${done}/${total}`);
+      drawn = true;
     },
     stop() {
-      if (started) bar.stop();
+      if (!drawn) return;
+      clear();
+      stream.write("\x1b[?25h");
+      drawn = false;
     },
   };
 }

@@ -9,6 +9,8 @@
  * passes a healthy file and reports one tampered with behind its back (a
  * tree, a root, a chunk, the journal).
  */
+
+import { createHash } from "node:crypto";
 import {
   CHUNK_SIZE,
   EMPTY_ROOT_ID,
@@ -17,7 +19,6 @@ import {
   type StopReason,
   type StopStatus,
 } from "@runledger/core";
-import { createHash } from "node:crypto";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
 import { CREATE, firstRow, noise, openRun, raw, runStore } from "./run-fixtures.js";
@@ -435,7 +436,9 @@ export function describeRunJournal(fx: Fixtures): void {
       const report = await tampered(() => [
         `UPDATE workspace_object SET data = X'62' WHERE id = X'${digest}'`,
       ]);
-      expect(report.problems.join("\n")).toContain(`object ${digest}: its bytes do not hash to its id`);
+      expect(report.problems.join("\n")).toContain(
+        `object ${digest}: its bytes do not hash to its id`,
+      );
     });
 
     it("reports a root the journal retains whose node is missing", async () => {

@@ -109,6 +109,14 @@ export function describeValues(fx: Fixtures): void {
       expect(rows[0]?.hex).toBe("61F09F9880F09D849E62");
     });
 
+    it("reads columns named like an array's or object's own properties by their values", async () => {
+      const db = await valueTable();
+      const { rows } = await db.execute(
+        "SELECT 0 AS length, 'x' AS constructor, 7 AS toString, 1 AS \"0\"",
+      );
+      expect(rows).toStrictEqual([{ length: 0, constructor: "x", toString: 7, "0": 1 }]);
+    });
+
     it("binds a blob that is a view into a larger buffer as exactly the viewed bytes", async () => {
       const db = await valueTable();
       const whole = patternBytes(64);

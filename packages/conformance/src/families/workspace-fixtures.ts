@@ -24,7 +24,8 @@ export const WORKSPACE_TABLES = [
 export const RUN_TABLES = [...WORKSPACE_TABLES, "journal", "run"] as const;
 
 /** The documented canonical empty root (docs/file-format.md). */
-export const DOCUMENTED_EMPTY_ROOT = "b675551457eebdbe909baf072723d7274a1b052cffce27abd668f1c9febaa712";
+export const DOCUMENTED_EMPTY_ROOT =
+  "b675551457eebdbe909baf072723d7274a1b052cffce27abd668f1c9febaa712";
 
 const encoder = new TextEncoder();
 export const utf8 = (text: string): Uint8Array => encoder.encode(text);
@@ -225,7 +226,12 @@ export function reachableFrom(tables: StoredTables, retainedRoots: Iterable<stri
 
 /** Roots retained by the journal (its newest event's is the current one), the pins and the empty root. */
 export function retainedRoots(tables: StoredTables): Set<string> {
-  return new Set([DOCUMENTED_EMPTY_ROOT, tables.current, ...tables.journalRoots, ...tables.pinRoots]);
+  return new Set([
+    DOCUMENTED_EMPTY_ROOT,
+    tables.current,
+    ...tables.journalRoots,
+    ...tables.pinRoots,
+  ]);
 }
 
 export function allObjects(tables: StoredTables): ObjectSets {
@@ -401,7 +407,12 @@ function referenceDirectoryId(entries: NodeEntry[]): string {
     if (open.length > 0 || groups.length === 0) groups.push(open);
     const ids = groups.map((group) => sha256Hex(encodeNode(level, group)));
     if (groups.length === 1) return ids[0]!;
-    items = groups.map((group, i) => ({ name: group[0]!.name, kind: "node", target: ids[i]!, size: 0 }));
+    items = groups.map((group, i) => ({
+      name: group[0]!.name,
+      kind: "node",
+      target: ids[i]!,
+      size: 0,
+    }));
     level += 1;
   }
 }

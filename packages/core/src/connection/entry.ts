@@ -15,7 +15,11 @@ export class Entry {
   readonly queue = new TurnQueue();
   state: EntryState = "opening";
   leases = 0;
-  idleTimer: ReturnType<typeof setTimeout> | undefined;
+  /**
+   * Cancels the pending idle close, if any. A function rather than the timer
+   * handle, so core's published types name no runtime's timer type.
+   */
+  cancelIdle: (() => void) | undefined;
   #poison: RunledgerError | undefined;
   #savepointCounter = 0;
 

@@ -165,10 +165,11 @@ export class ConnectionProvider<Create = unknown> implements LeaseOwner {
     entry.leases--;
     if (entry.leases > 0 || entry.state !== "ready") return;
     if (this.#idleRetentionMs > 0 && !this.#closed) {
-      entry.idleTimer = setTimeout(() => {
-        entry.idleTimer = undefined;
+      const timer = setTimeout(() => {
+        entry.cancelIdle = undefined;
         if (entry.leases === 0) void this.#closeEntry(entry);
       }, this.#idleRetentionMs);
+      entry.cancelIdle = () => clearTimeout(timer);
       return;
     }
     await this.#closeEntry(entry);
@@ -230,10 +231,8 @@ export class ConnectionProvider<Create = unknown> implements LeaseOwner {
   }
 
   #lease(entry: Entry): Lease {
-    if (entry.idleTimer !== undefined) {
-      clearTimeout(entry.idleTimer);
-      entry.idleTimer = undefined;
-    }
+    entry.cancelIdle?.();
+    entry.cancelIdle = undefined;
     entry.leases++;
     return new Lease(entry, this);
   }
@@ -241,7 +240,7 @@ export class ConnectionProvider<Create = unknown> implements LeaseOwner {
   #closeEntry(entry: Entry): Promise<void> {
     const pending = this.#closings.get(entry.location);
     if (pending !== undefined && entry.state === "closing") return pending;
-    if (entry.idleTimer !== undefined) clearTimeout(entry.idleTimer);
+    entry.cancelIdle?.();
     entry.state = "closing";
     const closing = (async () => {
       try {

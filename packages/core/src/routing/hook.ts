@@ -62,5 +62,5 @@ export interface ChangeHook {
   /** Records a route-1 path change in the current write. */
   signal(change: PathChange): Promise<void>;
   /** Puts documents back to the log's versions (a format-3 datastore's hook has one). */
-  readonly reconciler?: DocumentReconciler;
+  readonly reconciler?: DocumentReconciler | undefined;
 }

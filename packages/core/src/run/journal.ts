@@ -141,22 +141,7 @@ export class JournalWriter extends JournalReader {
   async publish(text: string, base: Head, root: Uint8Array): Promise<AppendResult | undefined> {
     const eventId = this.#context.newId();
     const sequence = base.sequence + 1;
-    const written = await this.#guarded(
-      this.#failures(() =>
-        this.executor.execute(APPEND_AFTER, [
-          sequence,
-          eventId,
-          null,
-          text,
-          root,
-          this.#context.clock(),
-          base.sequence,
-          EMPTY_ROOT_ID_BYTES,
-          base.root,
-        ]),
-      ),
-    );
-    if (!written) return undefined;
+    if (!(await this.#appendAfter(base, { eventId, key: null, text, root }))) return undefined;
     this.#hint.root = root;
     this.#hint.sequence = sequence;
     return { sequence, eventId, rootId: toHex(root) };
@@ -164,31 +149,15 @@ export class JournalWriter extends JournalReader {
 
   async #insert(text: string, key: string | null): Promise<AppendResult> {
     const eventId = this.#context.newId();
-    const now = this.#context.clock();
     const guess = this.guess();
     if (guess !== undefined) {
-      const sequence = guess.sequence + 1;
-      const written = await this.#guarded(
-        this.#failures(() =>
-          this.executor.execute(APPEND_AFTER, [
-            sequence,
-            eventId,
-            key,
-            text,
-            guess.root,
-            now,
-            guess.sequence,
-            EMPTY_ROOT_ID_BYTES,
-            guess.root,
-          ]),
-        ),
-      );
-      if (written) {
-        this.#hint.sequence = sequence;
-        return { sequence, eventId, rootId: toHex(guess.root) };
+      if (await this.#appendAfter(guess, { eventId, key, text, root: guess.root })) {
+        this.#hint.sequence = guess.sequence + 1;
+        return { sequence: guess.sequence + 1, eventId, rootId: toHex(guess.root) };
       }
     }
     // No guess, or a stale one: the statement names the sequence and the root.
+    const now = this.#context.clock();
     const row = (
       await this.#failures(() => this.executor.execute(APPEND, [eventId, key, text, now]))
     ).rows[0];
@@ -198,6 +167,28 @@ export class JournalWriter extends JournalReader {
     this.#hint.root = root;
     this.#hint.sequence = sequence;
     return { sequence, eventId, rootId: toHex(root) };
+  }
+
+  /** The event after `base`, at `row.root`: false, with nothing written, when `base` is stale. */
+  async #appendAfter(
+    base: Head,
+    row: { eventId: string; key: string | null; text: string; root: Uint8Array },
+  ): Promise<boolean> {
+    return this.#guarded(
+      this.#failures(() =>
+        this.executor.execute(APPEND_AFTER, [
+          base.sequence + 1,
+          row.eventId,
+          row.key,
+          row.text,
+          row.root,
+          this.#context.clock(),
+          base.sequence,
+          EMPTY_ROOT_ID_BYTES,
+          base.root,
+        ]),
+      ),
+    );
   }
 
   /** True when the guessed row was written; false when the guess was stale and nothing was. */
