@@ -97,7 +97,8 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
       try {
         await connection.setUp();
       } catch (error) {
-        await connection.close();
+        // A client whose connection failed may fail to close too; the first failure is the one to report.
+        await connection.close().catch(() => undefined);
         const doing = `cannot prepare ${location}`;
         if (parsed.kind === "remote" && isWebSocketClosedEarly(error)) {
           throw (

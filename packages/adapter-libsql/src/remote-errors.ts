@@ -10,7 +10,8 @@
  *   (`TRANSACTION_TIMEOUT`; its earlier statements are rolled back), and a
  *   commit after that answers "no transaction is active";
  * - an idle HTTP stream expires after about 10 s (`STREAM_EXPIRED`);
- * - a refused token is HTTP 401 (over WebSocket, the handshake just closes);
+ * - a refused token is HTTP 401; over WebSocket an AUTH_* error, or a
+ *   handshake that just closes;
  * - a missing namespace is HTTP 404 "Namespace `x` doesn't exist".
  * A constraint's kind is read back from SQLite's own message ("FOREIGN KEY
  * constraint failed", a trigger's RAISE text), which the server passes on
@@ -93,6 +94,8 @@ export function translateRemote(error: unknown, doing: string): RunledgerError |
         return fromSqliteFailure("SQLITE_TOOBIG", `${doing}: ${message}`, error);
       break;
   }
+  // sqld's own refusals of a token (AUTH_HEADER_NOT_FOUND, AUTH_JWT_INVALID, …).
+  if (code?.startsWith("AUTH_")) return authRefused(doing, error);
   const refusedHandshake = /Unexpected server response: (\d{3})/.exec(message);
   if (code === "HRANA_WEBSOCKET_ERROR" && refusedHandshake !== null) {
     const handshakeStatus = Number(refusedHandshake[1]);
