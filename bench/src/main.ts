@@ -7,6 +7,7 @@ import { commitLogSuite } from "./suites/commit-log.js";
 import { largeFileSuite } from "./suites/large-file.js";
 import { leaseSuite } from "./suites/lease.js";
 import { portSuite } from "./suites/port.js";
+import { remoteSuite } from "./suites/remote.js";
 import { runSuite as runDatabaseSuite } from "./suites/run.js";
 import { stepsSuite } from "./suites/steps.js";
 
@@ -17,6 +18,7 @@ const SUITES: readonly Suite[] = [
   stepsSuite,
   largeFileSuite,
   commitLogSuite,
+  remoteSuite,
 ];
 
 const names = process.argv.slice(2);

@@ -5,6 +5,8 @@ export default defineConfig({
   // separate Node processes from the built dist/ files.
   entry: {
     index: "src/index.ts",
+    // A real libSQL server for remote subjects and the benchmarks (no vitest inside).
+    sqld: "src/remote.ts",
     "child/holder": "src/child/holder.ts",
     "child/counter": "src/child/counter.ts",
     "child/run-peer": "src/child/run-peer.ts",

@@ -10,6 +10,8 @@ import type {
 import { applySettings, normalizeInteger, RunledgerError } from "@runledger/core/port";
 import { translate } from "./errors.js";
 import { finalizerTurns } from "./finalizers.js";
+import { RemoteRetry, readOnlyRefusal, readOnlyRemote } from "./remote.js";
+import { beginRemote } from "./remote-transaction.js";
 import { fromResultSet, toDriverParams } from "./values.js";
 
 /**
@@ -33,24 +35,42 @@ import { fromResultSet, toDriverParams } from "./values.js";
  *   all its connections.
  * - A local write reports lastInsertRowid through a double: beyond 2^53 it is
  *   read again exactly with `last_insert_rowid()`.
+ * - A remote server (see remote.ts) refuses every PRAGMA with a value: the
+ *   connection says it is `remote`, sets nothing, and retries what the server
+ *   answered busy itself (a remote client has no busy handler).
  */
 export class LibsqlConnection implements DriverConnection {
+  readonly remote: boolean;
   readonly #client: Client;
   readonly #remote: boolean;
   readonly #readOnly: boolean;
+  readonly #busyTimeoutMs: number;
   #synchronous: ConnectionSettings["synchronous"];
   /** The client's transaction most recently begun, ended on close if still open. */
   #lastTransaction: Transaction | undefined;
   #closed = false;
 
-  constructor(client: Client, options: { remote: boolean; readOnly: boolean }) {
+  constructor(
+    client: Client,
+    options: { remote: boolean; readOnly: boolean; busyTimeoutMs: number },
+  ) {
     this.#client = client;
+    this.remote = options.remote;
     this.#remote = options.remote;
     this.#readOnly = options.readOnly;
+    this.#busyTimeoutMs = options.busyTimeoutMs;
   }
 
   /** Applies what every connection of this adapter must have; the driver calls it once after opening. */
   async setUp(): Promise<void> {
+    if (this.#remote) {
+      // The first request reaches the server: an unreachable server, a refused
+      // token or a missing namespace fails the open, not a later statement.
+      // sqld always enforces foreign keys; a server that does not is told to.
+      const { rows } = await this.execute("PRAGMA foreign_keys");
+      if (Number(rows[0]?.foreign_keys) !== 1) await this.execute("PRAGMA foreign_keys = ON");
+      return;
+    }
     const pragmas = ["PRAGMA foreign_keys = ON"];
     if (this.#readOnly) pragmas.push("PRAGMA query_only = ON");
     if (this.#synchronous !== undefined) pragmas.push(`PRAGMA synchronous = ${this.#synchronous}`);
@@ -64,19 +84,64 @@ export class LibsqlConnection implements DriverConnection {
   }
 
   execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
+    if (this.#remote) return this.#executeRemote(sql, params);
     return runStatement(
       () => this.#client.execute({ sql, args: toDriverParams(params) }),
       params,
       (error) => this.#failure(error, "statement failed"),
-      this.#remote ? undefined : this,
+      this,
     );
   }
 
+  /**
+   * One autocommit statement on the server, tried again while the server
+   * answers busy (nothing of a busy statement happened). On a read-only
+   * connection it runs in a transaction that is always rolled back, and a
+   * statement that changed rows fails `read_only`: the server has no
+   * `query_only` to set.
+   */
+  async #executeRemote(sql: string, params: readonly SqlValue[]): Promise<QueryResult> {
+    const retry = new RemoteRetry(this.#busyTimeoutMs);
+    for (;;) {
+      try {
+        if (this.#readOnly) return await readOnlyRemote(this.#client, sql, params);
+        return await runStatement(
+          () => this.#client.execute({ sql, args: toDriverParams(params) }),
+          params,
+          (error) => translate(error, "statement failed", true),
+          undefined,
+        );
+      } catch (error) {
+        await retry.afterFailure(error);
+      }
+    }
+  }
+
   async executeScript(sql: string): Promise<void> {
+    if (this.#remote && this.#readOnly) throw readOnlyRefusal("run a script");
     await this.#attempt("script failed", () => this.#client.executeMultiple(sql));
   }
 
   async begin(mode: BeginMode): Promise<DriverTransaction> {
+    if (this.#remote) {
+      if (this.#readOnly && mode === "immediate") {
+        throw readOnlyRefusal("begin a write transaction");
+      }
+      // A remote client would open a second stream; the port allows one transaction at a time.
+      if (this.#lastTransaction !== undefined && !this.#lastTransaction.closed) {
+        throw new RunledgerError(
+          "transaction_active",
+          "a transaction is already open on this connection; commit or roll it back first",
+        );
+      }
+      const transaction = await beginRemote(
+        () => this.#client.transaction(mode === "immediate" ? "write" : "deferred"),
+        mode,
+        this.#readOnly,
+      );
+      this.#lastTransaction = transaction.client;
+      return transaction;
+    }
     // Awaited here, not through #attempt: begin and commit run once per
     // transaction, and each async wrapper costs promises on the hot path.
     let transaction: Transaction;
@@ -153,7 +218,7 @@ export class LibsqlConnection implements DriverConnection {
 
   /** A client failure as the port's error; after a busy one, the connection is renewed first. */
   async #failure(error: unknown, doing: string): Promise<RunledgerError> {
-    const translated = translate(error, doing);
+    const translated = translate(error, doing, this.#remote);
     if (leavesStatementActive(translated)) await this.renew();
     return translated;
   }

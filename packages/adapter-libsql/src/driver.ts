@@ -19,10 +19,21 @@ import { LibsqlConnection } from "./connection.js";
 import { translate } from "./errors.js";
 import { type LibsqlLocation, parseLocation } from "./location.js";
 import { readOnlyFacts } from "./read-only-facts.js";
+import { diagnoseClosedWebSocket, ensureNamespace } from "./namespaces.js";
+import { isWebSocketClosedEarly } from "./remote-errors.js";
 
 export interface LibsqlDriverOptions {
   /** The token for a remote server (sqld, Turso). Never put it in the URL. */
   readonly authToken?: string;
+  /**
+   * The admin API of a libSQL server started with `--enable-namespaces`
+   * (sqld's `--admin-listen-addr`): with it, opening a run with `create`
+   * creates the namespace its URL names (`http://RUN.host:port`) when
+   * missing. See docs/remote.md.
+   */
+  readonly adminUrl?: string;
+  /** The admin API's key (sqld's `--admin-auth-key`), sent as a bearer token. */
+  readonly adminAuthKey?: string;
 }
 
 // One async context for every driver this module makes: core keys what it
@@ -58,6 +69,14 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
       const parsed = parse(location);
       if (parsed.kind === "file") {
         await checkFileOpenable(parsed.path, open.create && !open.readOnly, files);
+      } else if (open.create && !open.readOnly && options.adminUrl !== undefined) {
+        await ensureNamespace(
+          {
+            adminUrl: options.adminUrl,
+            ...(options.adminAuthKey === undefined ? {} : { adminAuthKey: options.adminAuthKey }),
+          },
+          parsed.url,
+        );
       }
       const url = parsed.kind === "file" ? fileUrl(parsed.path, open.readOnly) : parsed.url;
       let client: Client;
@@ -77,12 +96,21 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
       const connection = new LibsqlConnection(client, {
         remote: parsed.kind === "remote",
         readOnly: open.readOnly,
+        busyTimeoutMs: open.busyTimeoutMs,
       });
       try {
         await connection.setUp();
       } catch (error) {
-        await connection.close();
-        throw translate(error, `cannot prepare ${location}`);
+        // A client whose connection failed may fail to close too; the first failure is the one to report.
+        await connection.close().catch(() => undefined);
+        const doing = `cannot prepare ${location}`;
+        if (parsed.kind === "remote" && isWebSocketClosedEarly(error)) {
+          throw (
+            (await diagnoseClosedWebSocket(parsed.url, options.authToken, doing, error)) ??
+            translate(error, doing, true)
+          );
+        }
+        throw translate(error, doing, parsed.kind === "remote");
       }
       return connection;
     },

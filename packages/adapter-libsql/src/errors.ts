@@ -1,4 +1,5 @@
 import { fromSqliteFailure, RunledgerError } from "@runledger/core/port";
+import { translateRemote } from "./remote-errors.js";
 
 /** Codes @libsql/client uses for its own failures, not SQLite's. */
 const CLIENT_CODES: Record<string, string> = {
@@ -15,9 +16,14 @@ const CLIENT_CODES: Record<string, string> = {
  * LibsqlError carries `code` (primary), `extendedCode` and `rawCode`; the
  * extended code string is the precise one. Errors the client raises itself
  * (a closed client, a bad URL, a network failure) have non-SQLite codes.
+ * A remote server's answers go through `translateRemote` first.
  */
-export function translate(error: unknown, doing: string): RunledgerError {
+export function translate(error: unknown, doing: string, remote = false): RunledgerError {
   if (error instanceof RunledgerError) return error;
+  if (remote) {
+    const translated = translateRemote(error, doing);
+    if (translated !== undefined) return translated;
+  }
   const fields = (error ?? {}) as { code?: unknown; extendedCode?: unknown };
   const message = error instanceof Error ? error.message : String(error);
   const sqliteCode = [fields.extendedCode, fields.code].find(

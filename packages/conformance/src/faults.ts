@@ -113,6 +113,11 @@ abstract class FaultyStatements<Inner extends DriverConnection | DriverTransacti
 }
 
 class FaultyConnection extends FaultyStatements<DriverConnection> implements DriverConnection {
+  /** Passed through: core reads it to decide what a remote server allows. */
+  get remote(): boolean | undefined {
+    return this.inner.remote;
+  }
+
   async begin(mode: BeginMode): Promise<DriverTransaction> {
     this.faults.check(BEGIN_SQL[mode]);
     return new FaultyTransaction(await this.inner.begin(mode), this.faults);

@@ -16,7 +16,7 @@ import {
   type OpenOptions,
   RunledgerError,
 } from "@runledger/core";
-import { afterAll, expect, onTestFinished } from "vitest";
+import { afterAll, expect, it, onTestFinished } from "vitest";
 import type { DriverSource, FailedMessage } from "./child/common.js";
 import type { HolderCommand, HolderMessage, HolderRequest } from "./child/protocol.js";
 import { type Gated, meets, type Need, needs } from "./requirements.js";
@@ -43,6 +43,8 @@ export interface Fixtures {
    * skipped by their need "peers".
    */
   readonly peers: readonly ConformancePeer[];
+  /** Locations are databases on a server (capabilities.remote). */
+  readonly remote: boolean;
   /** The subject's driver, built once per suite. */
   driver(): Driver;
   /** A fresh location that names no database yet. */
@@ -98,6 +100,7 @@ export function createFixtures(given: ConformanceSubject): Fixtures {
     has: (need) => meets(subject, need),
     needs: (...needed) => needs(subject, ...needed),
     peers: subject.peers !== undefined && subject.peers.length > 0 ? subject.peers : [STAND_IN],
+    remote: subject.capabilities?.remote === true,
     driver: () => {
       driver ??= subject.driver();
       return driver;
@@ -402,4 +405,18 @@ export class ChildProcess<M extends { readonly state: string }, C extends string
   #details(): string {
     return this.#diagnostics === "" ? "" : `\n--- ${this.#name} stderr ---\n${this.#diagnostics}`;
   }
+}
+
+/**
+ * `it`, or on a remote subject a skipped test whose title names why it cannot
+ * hold there: vitest lists it as skipped, never silently absent.
+ */
+export function itUnlessRemote(fx: Fixtures, reason: string): typeof it {
+  if (!fx.remote) return it;
+  const skipped = ((title: string, ...rest: unknown[]) =>
+    (it.skip as (...args: unknown[]) => void)(
+      `${title} [not remote: ${reason}]`,
+      ...rest,
+    )) as typeof it;
+  return skipped;
 }

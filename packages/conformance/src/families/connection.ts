@@ -10,7 +10,7 @@ import { mkdir, readFile, symlink } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import type { Lease } from "@runledger/core";
 import { describe, expect, it } from "vitest";
-import { type Fixtures, failureOf, sameBytes } from "../fixtures.js";
+import { type Fixtures, failureOf, itUnlessRemote, sameBytes } from "../fixtures.js";
 import { column, seededLocation, sleep, store } from "./contract-fixtures.js";
 
 const LOG = "CREATE TABLE log (x INTEGER NOT NULL)";
@@ -162,7 +162,12 @@ export function describeConnection(fx: Fixtures): void {
     });
 
     describe("teardown", () => {
-      it("leaves the other leases working when one lease is released", async () => {
+      // A TEMP table tells one physical connection from another; a server refuses them.
+      const itWithTempTables = itUnlessRemote(
+        fx,
+        "sqld refuses TEMP tables, which mark one connection",
+      );
+      itWithTempTables("leaves the other leases working when one lease is released", async () => {
         const s = store(fx);
         const location = await seededLocation(fx, LOG);
         const first = await s.open(location);
@@ -176,7 +181,7 @@ export function describeConnection(fx: Fixtures): void {
         expect(await hasMarker(second), "still the same connection").toBe(true);
       });
 
-      it("closes the entry with its last lease", async () => {
+      itWithTempTables("closes the entry with its last lease", async () => {
         const s = store(fx);
         const location = await seededLocation(fx, LOG);
         const first = await s.open(location);
@@ -189,30 +194,34 @@ export function describeConnection(fx: Fixtures): void {
         expect(await hasMarker(again), "a new open makes a new connection").toBe(false);
       });
 
-      it("keeps an entry for the idle retention after its last lease, and reuses it within it", async () => {
-        const retentionMs = 500;
-        const s = store(fx, { idleRetentionMs: retentionMs });
-        const location = await seededLocation(fx, LOG);
-        const lease = await s.open(location);
-        await lease.transact((tx) => tx.execute("CREATE TEMP TABLE marker (x)"));
-        await lease.release();
-        expect(s.entries).toStrictEqual([expect.objectContaining({ state: "ready", leases: 0 })]);
+      itWithTempTables(
+        "keeps an entry for the idle retention after its last lease, and reuses it within it",
+        async () => {
+          const retentionMs = 500;
+          const s = store(fx, { idleRetentionMs: retentionMs });
+          const location = await seededLocation(fx, LOG);
+          const lease = await s.open(location);
+          await lease.transact((tx) => tx.execute("CREATE TEMP TABLE marker (x)"));
+          await lease.release();
+          expect(s.entries).toStrictEqual([expect.objectContaining({ state: "ready", leases: 0 })]);
 
-        await sleep(100);
-        const reopened = await s.open(location);
-        expect(s.entries[0]?.leases).toBe(1);
-        expect(await hasMarker(reopened), "the retained connection is reused").toBe(true);
-        await reopened.release();
-        const released = Date.now();
+          await sleep(100);
+          const reopened = await s.open(location);
+          expect(s.entries[0]?.leases).toBe(1);
+          expect(await hasMarker(reopened), "the retained connection is reused").toBe(true);
+          await reopened.release();
+          const released = Date.now();
 
-        await sleep(150);
-        expect(s.entries, "still retained well inside the retention").toHaveLength(1);
-        while (s.entries.length > 0 && Date.now() - released < retentionMs + 3000) await sleep(20);
-        expect(s.entries, "closed once the retention has passed").toStrictEqual([]);
-        expect(Date.now() - released).toBeGreaterThanOrEqual(retentionMs - 5);
-        const fresh = await s.open(location);
-        expect(await hasMarker(fresh)).toBe(false);
-      });
+          await sleep(150);
+          expect(s.entries, "still retained well inside the retention").toHaveLength(1);
+          while (s.entries.length > 0 && Date.now() - released < retentionMs + 3000)
+            await sleep(20);
+          expect(s.entries, "closed once the retention has passed").toStrictEqual([]);
+          expect(Date.now() - released).toBeGreaterThanOrEqual(retentionMs - 5);
+          const fresh = await s.open(location);
+          expect(await hasMarker(fresh)).toBe(false);
+        },
+      );
 
       it("lets queued operations finish on store.close(), then refuses leases and opens with provider_closed", async () => {
         const s = store(fx);

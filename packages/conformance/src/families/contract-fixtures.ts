@@ -85,6 +85,7 @@ export function slowStatements(inner: Driver, delayMs: number): Driver {
     async open(location, options): Promise<DriverConnection> {
       const connection = await inner.open(location, options);
       return {
+        ...(connection.remote === undefined ? {} : { remote: connection.remote }),
         execute: (sql, params) => connection.execute(sql, params),
         executeScript: (sql) => connection.executeScript(sql),
         begin: async (mode: BeginMode) => slow(await connection.begin(mode)),

@@ -5,7 +5,7 @@
  */
 import type { SqlValue } from "@runledger/core";
 import { describe, expect, it } from "vitest";
-import { type Fixtures, sameBytes } from "../fixtures.js";
+import { type Fixtures, itUnlessRemote, sameBytes } from "../fixtures.js";
 
 const MiB = 1024 * 1024;
 
@@ -14,6 +14,8 @@ interface ValueCase {
   readonly value: () => SqlValue;
   /** typeof(v) in SQL; omitted where the port does not promise one (integral JS numbers). */
   readonly storedAs?: "null" | "integer" | "real" | "text" | "blob";
+  /** Why this case cannot hold on a remote subject, if it cannot. */
+  readonly notRemote?: string;
 }
 
 /** Text of exactly `bytes` UTF-8 bytes mixing one-, two-, three- and four-byte characters. */
@@ -46,7 +48,13 @@ const CASES: readonly ValueCase[] = [
   { label: "1 MiB of text", value: () => textOfBytes(MiB), storedAs: "text" },
   { label: "the empty blob", value: () => new Uint8Array(0), storedAs: "blob" },
   { label: "a small blob", value: () => Uint8Array.of(0, 1, 2, 254, 255), storedAs: "blob" },
-  { label: "a 10 MiB blob", value: () => patternBytes(10 * MiB), storedAs: "blob" },
+  {
+    label: "a 10 MiB blob",
+    value: () => patternBytes(10 * MiB),
+    storedAs: "blob",
+    notRemote:
+      "sqld refuses one parameter this large (too_big); the workspace stores files in 256 KiB chunks",
+  },
 ];
 
 function expectSameValue(actual: SqlValue | undefined, expected: SqlValue): void {
@@ -75,7 +83,8 @@ export function describeValues(fx: Fixtures): void {
     }
 
     for (const c of CASES) {
-      it(`round-trips ${c.label} through a parameter`, async () => {
+      const test = c.notRemote === undefined ? it : itUnlessRemote(fx, c.notRemote);
+      test(`round-trips ${c.label} through a parameter`, async () => {
         const db = await valueTable();
         const value = c.value();
         await db.execute("INSERT INTO v (id, x) VALUES (1, ?)", [value]);

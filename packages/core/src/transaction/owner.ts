@@ -52,13 +52,17 @@ export async function runWriteTransaction<T>(
  * A read-only entry's connection refuses writes for its whole life (the
  * driver opened it read-only, with query_only on): there nothing is switched,
  * since switching query_only off afterwards would undo the driver's setting.
+ * A remote server refuses that pragma: there the snapshot is a deferred
+ * transaction that is always rolled back, so nothing written inside it ever
+ * lands (the read API offers no write; raw SQL that writes is undone, not
+ * refused).
  */
 export async function runReadTransaction<T>(
   entry: Entry,
   fn: (reader: ReadScope) => Promise<T>,
 ): Promise<T> {
   const { connection } = entry;
-  const toggle = !entry.readOnly;
+  const toggle = !entry.readOnly && connection.remote !== true;
   if (toggle) await connection.execute("PRAGMA query_only = 1");
   let transaction: DriverTransaction | undefined;
   let outcome: { ok: true; value: T } | { ok: false; error: unknown };

@@ -1,0 +1,108 @@
+/**
+ * Remote libSQL (issue 14): the same run API on a local file, and on a libSQL
+ * server (sqld, started here on 127.0.0.1) over http and over ws, side by
+ * side: one journal append per transaction, and one workspace step (an apply
+ * of one small file with its journal event) per transaction. Every run gets a
+ * fresh database: a fresh file, or a fresh namespace on the server.
+ */
+import { libsqlDriver } from "@runledger/adapter-libsql";
+import { resolveLocalhostSubdomains, startSqld } from "@runledger/conformance/sqld";
+import { type RunLease, RunStore } from "@runledger/core";
+import {
+  type Contender,
+  formatRate,
+  interleave,
+  type Sample,
+  type Suite,
+  spread,
+  time,
+} from "../harness.js";
+
+type Workload = "append" | "step";
+type Where = "file" | "http" | "ws";
+
+const CREATE = { workflowId: "bench", runId: "remote" };
+
+export const remoteSuite: Suite = {
+  name: "remote",
+  summary: "append and workspace step per transaction: local file vs sqld over http and ws",
+  async run(context) {
+    resolveLocalhostSubdomains();
+    const server = await startSqld({ namespaces: true });
+    try {
+      let next = 0;
+      const driver = libsqlDriver({ adminUrl: server.adminUrl as string });
+      const locationFor = (where: Where, file: string) =>
+        where === "file" ? file : server.namespaceUrl(`bench${++next}`, where);
+      const count = (where: Where, workload: Workload) => {
+        const base = context.quick ? 20 : where === "http" && workload === "step" ? 100 : 300;
+        return base;
+      };
+      const contender = (where: Where, workload: Workload): Contender => ({
+        label: `${where} ${workload}`,
+        async run(file) {
+          const store = new RunStore({ driver });
+          try {
+            const lease = await store.open(locationFor(where, file), { create: CREATE });
+            const n = count(where, workload);
+            return await time(n, () => repeat(lease, workload, n));
+          } finally {
+            await store.close();
+          }
+        },
+      });
+      const rows: string[][] = [];
+      const samples: Record<string, Sample[]> = {};
+      for (const workload of ["append", "step"] as const) {
+        const measured = await interleave(
+          context,
+          (["file", "ws", "http"] as const).map((where) => contender(where, workload)),
+          { runs: context.quick ? 1 : Math.min(context.runs, 3) },
+        );
+        samples[workload] = measured;
+        const file = measured[0] as Sample;
+        for (const sample of measured) {
+          rows.push([
+            sample.label,
+            formatRate(sample.median),
+            (1000 / sample.median).toFixed(2),
+            `${(sample.median / file.median).toFixed(3)}×`,
+            `±${(spread(sample) * 100).toFixed(0)}%`,
+          ]);
+        }
+      }
+      return {
+        notes: [
+          "adapter-libsql (libsqlDriver) for all three; local file: WAL, synchronous=NORMAL; server: sqld 0.24.32 on 127.0.0.1 (its own durability settings), one namespace per run",
+          "append: lease.transact(tx => tx.journal.append(record)); step: lease.transact(tx => tx.workspace.apply({ put: one ~40-byte file }, { event }))",
+          "over http every statement of a transaction is a request of its own; ws keeps one connection; a remote write transaction adds one round trip to take the lock as it begins",
+        ],
+        tables: [
+          {
+            title: "per transaction, local file vs sqld (median of the runs)",
+            headers: ["case", "ops/s", "ms/op", "vs file", "spread"],
+            rows,
+          },
+        ],
+        data: samples,
+      };
+    } finally {
+      await server.stop();
+    }
+  },
+};
+
+async function repeat(lease: RunLease, workload: Workload, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    if (workload === "append") {
+      await lease.transact((tx) => tx.journal.append({ step: i, note: "appended" }));
+    } else {
+      await lease.transact((tx) =>
+        tx.workspace.apply(
+          { put: { [`steps/${i}.json`]: `{"step":${i},"ok":true}` } },
+          { event: { step: i } },
+        ),
+      );
+    }
+  }
+}

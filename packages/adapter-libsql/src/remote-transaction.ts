@@ -1,0 +1,133 @@
+/**
+ * A transaction on a libSQL server. Two things differ from a local one:
+ * - The client sends BEGIN together with the first statement. A write
+ *   transaction sends a no-op statement as it begins (`begin`), so a server
+ *   that answers busy answers there, where core retries until its busy
+ *   deadline, as it does for a local BEGIN IMMEDIATE; one round trip more
+ *   per write transaction buys that.
+ * - The server may end the transaction by itself (sqld takes a write lock
+ *   away after 5 s while another writer waits, and an idle HTTP stream
+ *   expires): every statement it ran is rolled back, later statements are
+ *   refused (the client sends them only while a transaction is open), and
+ *   the commit fails `transaction_timeout` — whole, never half.
+ */
+import type { ResultSet, Transaction } from "@libsql/client";
+import {
+  type DriverTransaction,
+  type QueryResult,
+  RunledgerError,
+  type SqlValue,
+} from "@runledger/core/port";
+import { translate } from "./errors.js";
+import { readOnlyRefusal, remoteResult, transactionLost } from "./remote.js";
+import { transactionTimeout } from "./remote-errors.js";
+import { toDriverParams } from "./values.js";
+
+/** Begins a transaction on the server; a write transaction takes the write lock now. */
+export async function beginRemote(
+  open: () => Promise<Transaction>,
+  mode: "immediate" | "deferred",
+  readOnly: boolean,
+): Promise<RemoteTransaction> {
+  let transaction: Transaction;
+  try {
+    transaction = await open();
+  } catch (error) {
+    throw translate(error, "begin failed", true);
+  }
+  if (mode === "immediate") {
+    try {
+      await transaction.execute("SELECT 1");
+    } catch (error) {
+      transaction.close();
+      throw translate(error, "begin failed", true);
+    }
+  }
+  return new RemoteTransaction(transaction, readOnly);
+}
+
+export class RemoteTransaction implements DriverTransaction {
+  readonly #transaction: Transaction;
+  /** On a read-only connection a statement that changed rows is refused (the server has no query_only). */
+  readonly #readOnly: boolean;
+  #finished = false;
+
+  constructor(transaction: Transaction, readOnly: boolean) {
+    this.#transaction = transaction;
+    this.#readOnly = readOnly;
+  }
+
+  /** The client's transaction, for the connection to end on close. */
+  get client(): Transaction {
+    return this.#transaction;
+  }
+
+  async execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
+    this.#checkOpen();
+    let result: ResultSet;
+    try {
+      result = await this.#transaction.execute({ sql, args: toDriverParams(params) });
+    } catch (error) {
+      throw translate(error, "statement failed", true);
+    }
+    if (this.#readOnly && result.rowsAffected > 0) {
+      throw readOnlyRefusal("write", `the statement changed ${result.rowsAffected} rows`);
+    }
+    return remoteResult(result);
+  }
+
+  async executeScript(sql: string): Promise<void> {
+    this.#checkOpen();
+    if (this.#readOnly) throw readOnlyRefusal("run a script");
+    try {
+      await this.#transaction.executeMultiple(sql);
+    } catch (error) {
+      throw translate(error, "script failed", true);
+    }
+  }
+  async commit(): Promise<void> {
+    this.#checkOpen();
+    try {
+      await this.#transaction.commit();
+      this.#finished = true;
+    } catch (error) {
+      if (transactionLost(error)) {
+        this.#transaction.close();
+        this.#finished = true;
+        throw transactionTimeout("commit failed", error);
+      }
+      throw translate(error, "commit failed", true);
+    }
+  }
+
+  async rollback(): Promise<void> {
+    this.#checkOpen();
+    this.#finished = true;
+    if (this.#transaction.closed) return;
+    try {
+      await this.#transaction.rollback();
+    } catch (error) {
+      // The server ended the transaction already (its lock taken away, its
+      // stream expired): nothing of it was committed, nothing is left to undo.
+      const translated = translate(error, "rollback failed", true);
+      this.#transaction.close();
+      if (
+        translated.code === "transaction_timeout" ||
+        translated.code === "stream_expired" ||
+        transactionLost(error)
+      ) {
+        return;
+      }
+      throw translated;
+    }
+  }
+
+  #checkOpen(): void {
+    if (this.#finished) {
+      throw new RunledgerError(
+        "transaction_closed",
+        "this transaction has already committed or rolled back; start a new one",
+      );
+    }
+  }
+}

@@ -1,0 +1,214 @@
+/**
+ * What a libSQL server does that a local file does not, each failure with its
+ * own code (docs/errors.md), proved against a real sqld: the write lock taken
+ * away after 5 s (the transaction fails whole), the idle HTTP stream that
+ * expires, the server that is not there, the refused token, the missing
+ * namespace; and the `libsql://…?tls=0` spelling of a location.
+ */
+import { generateKeyPairSync, sign } from "node:crypto";
+import { libsqlDriver } from "@runledger/adapter-libsql";
+import { freePort, resolveLocalhostSubdomains, startSqld } from "@runledger/conformance/sqld";
+import { type RunLease, type RunledgerError, RunStore } from "@runledger/core";
+import { afterAll, describe, expect, it } from "vitest";
+
+const CREATE = { workflowId: "remote-failures", runId: "run-1" };
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function failureOf(action: () => Promise<unknown>): Promise<RunledgerError> {
+  try {
+    await action();
+  } catch (error) {
+    return error as RunledgerError;
+  }
+  throw new Error("expected the operation to fail, but it succeeded");
+}
+
+async function events(lease: RunLease) {
+  return lease.read((r) => r.journal.list({ limit: 10_000 }));
+}
+
+resolveLocalhostSubdomains();
+const server = await startSqld({ namespaces: true });
+afterAll(() => server.stop());
+let next = 0;
+const fresh = (protocol: "http" | "ws" | "libsql") =>
+  server.namespaceUrl(`f${process.pid}n${++next}`, protocol);
+const driver = () => libsqlDriver({ adminUrl: server.adminUrl as string });
+
+describe("remote libSQL: failures a server adds", () => {
+  for (const protocol of ["http", "ws"] as const) {
+    it(`over ${protocol}: a transaction whose write lock the server takes away (5 s, another writer waiting) fails whole with transaction_timeout; the other writer's event lands alone`, async () => {
+      const location = fresh(protocol);
+      const slowStore = new RunStore({ driver: driver() });
+      const otherStore = new RunStore({ driver: driver() });
+      try {
+        const slow = await slowStore.open(location, { create: CREATE });
+        const other = await otherStore.open(location, { create: CREATE });
+        await slow.transact((tx) => tx.journal.append({ before: true }));
+        let otherWrote: Promise<unknown> | undefined;
+        const failure = await failureOf(() =>
+          slow.transact(async (tx) => {
+            await tx.journal.append({ slow: 1 });
+            await tx.workspace.apply(
+              { put: { "slow.txt": "never lands" } },
+              { event: { slow: 2 } },
+            );
+            otherWrote = other.transact((otherTx) => otherTx.journal.append({ other: true }));
+            await sleep(6_500);
+            await tx.journal.append({ slow: 3 });
+          }),
+        );
+        expect(failure.code).toBe("transaction_timeout");
+        expect(failure.message).toMatch(/retry/i);
+        await otherWrote;
+        const journal = await events(other);
+        expect(journal.map((e) => e.record)).toStrictEqual([{ before: true }, { other: true }]);
+        expect(journal.map((e) => e.sequence)).toStrictEqual([1, 2]);
+        await expect(other.read((r) => r.workspace.list())).resolves.toStrictEqual([]);
+        // The run goes on: the slow writer's next transaction lands.
+        await slow.transact((tx) => tx.journal.append({ retried: true }));
+        expect((await events(other)).map((e) => e.sequence)).toStrictEqual([1, 2, 3]);
+      } finally {
+        await slowStore.close();
+        await otherStore.close();
+      }
+    }, 30_000);
+  }
+
+  it("an HTTP stream idle past the server's limit fails stream_expired and commits nothing; a WebSocket one does not expire", async () => {
+    const outcomes = await Promise.all(
+      (["http", "ws"] as const).map(async (protocol) => {
+        const store = new RunStore({ driver: driver() });
+        try {
+          const lease = await store.open(fresh(protocol), { create: CREATE });
+          const outcome = await lease
+            .transact(async (tx) => {
+              await tx.journal.append({ first: true });
+              await sleep(11_500);
+              await tx.journal.append({ second: true });
+            })
+            .then(
+              () => "committed",
+              (error: RunledgerError) => error.code,
+            );
+          return { outcome, events: (await events(lease)).length };
+        } finally {
+          await store.close();
+        }
+      }),
+    );
+    expect(outcomes).toStrictEqual([
+      { outcome: "stream_expired", events: 0 },
+      { outcome: "committed", events: 2 },
+    ]);
+  }, 40_000);
+
+  it("a server that is not there fails server_unreachable, over http and ws", async () => {
+    const port = await freePort();
+    for (const url of [`http://127.0.0.1:${port}`, `ws://127.0.0.1:${port}`]) {
+      const store = new RunStore({ driver: libsqlDriver() });
+      const failure = await failureOf(() => store.open(url, { create: CREATE }));
+      expect([url, failure.code]).toStrictEqual([url, "server_unreachable"]);
+      expect(failure.message).toMatch(/check that it runs/);
+      await store.close();
+    }
+  });
+
+  it("a database (namespace) that does not exist fails cannot_open without create, over http and ws", async () => {
+    for (const protocol of ["http", "ws"] as const) {
+      const store = new RunStore({ driver: driver() });
+      const failure = await failureOf(() => store.open(fresh(protocol)));
+      expect([protocol, failure.code, failure.details]).toStrictEqual([
+        protocol,
+        "cannot_open",
+        { missing: "namespace" },
+      ]);
+      await store.close();
+    }
+  });
+
+  it("a write inside lease.read never lands on a server (the read is rolled back), and a read-only connection refuses one with read_only", async () => {
+    const location = fresh("ws");
+    const store = new RunStore({ driver: driver() });
+    try {
+      const lease = await store.open(location, { create: CREATE });
+      await lease.lease.read((scope) => scope.execute("CREATE TABLE scratch (x)"));
+      const { rows } = await lease.lease.read((scope) =>
+        scope.execute("SELECT count(*) AS n FROM sqlite_schema WHERE name = 'scratch'"),
+      );
+      expect(rows[0]?.n).toBe(0);
+    } finally {
+      await store.close();
+    }
+    const writer = await driver().open(location, {
+      create: false,
+      readOnly: false,
+      busyTimeoutMs: 1000,
+    });
+    const reader = await driver().open(location, {
+      create: false,
+      readOnly: true,
+      busyTimeoutMs: 1000,
+    });
+    try {
+      await writer.executeScript("CREATE TABLE item (x); INSERT INTO item VALUES (1);");
+      const failure = await failureOf(() => reader.execute("DELETE FROM item"));
+      expect([failure.code, failure.sqliteCode]).toStrictEqual(["read_only", "SQLITE_READONLY"]);
+      const { rows } = await reader.execute("SELECT count(*) AS n FROM item");
+      expect(rows[0]?.n).toBe(1);
+    } finally {
+      await reader.close();
+      await writer.close();
+    }
+  });
+
+  it("runs the run API over libsql://…?tls=0 (WebSocket underneath)", async () => {
+    const store = new RunStore({ driver: driver() });
+    try {
+      const lease = await store.open(fresh("libsql"), { create: CREATE });
+      await lease.transact((tx) =>
+        tx.workspace.apply({ put: { "a/b.txt": "hello" } }, { event: { step: 1 } }),
+      );
+      const text = await lease.read((r) => r.workspace.read("a/b.txt"));
+      expect(new TextDecoder().decode(text)).toBe("hello");
+      expect((await events(lease)).map((e) => e.record)).toStrictEqual([{ step: 1 }]);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe("remote libSQL: a server that wants a token (--auth-jwt-key-file)", async () => {
+  const { publicKey, privateKey } = generateKeyPairSync("ed25519");
+  const jwtPublicKey = publicKey.export({ format: "jwk" }).x as string;
+  const part = (value: object) => Buffer.from(JSON.stringify(value)).toString("base64url");
+  const unsigned = `${part({ alg: "EdDSA", typ: "JWT" })}.${part({ a: "rw" })}`;
+  const token = `${unsigned}.${sign(null, Buffer.from(unsigned), privateKey).toString("base64url")}`;
+  const secured = await startSqld({ jwtPublicKey });
+  afterAll(() => secured.stop());
+
+  for (const protocol of ["http", "ws"] as const) {
+    it(`over ${protocol}: refuses a missing or wrong token with auth_refused, and opens with the right one`, async () => {
+      for (const authToken of [undefined, `${unsigned}.not-a-signature`]) {
+        const store = new RunStore({ driver: libsqlDriver(authToken ? { authToken } : {}) });
+        const failure = await failureOf(() =>
+          store.open(secured.url(protocol), { create: CREATE }),
+        );
+        // The message is in the comparison, so a wrong code shows what failed instead.
+        expect({ code: failure.code, message: failure.message }).toMatchObject({
+          code: "auth_refused",
+          message: expect.stringMatching(/authToken/),
+        });
+        await store.close();
+      }
+      const store = new RunStore({ driver: libsqlDriver({ authToken: token }) });
+      try {
+        const lease = await store.open(secured.url(protocol), { create: CREATE });
+        await lease.transact((tx) => tx.journal.append({ protocol }));
+        expect((await events(lease)).map((e) => e.record)).toContainEqual({ protocol });
+      } finally {
+        await store.close();
+      }
+    });
+  }
+});

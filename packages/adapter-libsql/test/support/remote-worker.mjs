@@ -1,0 +1,33 @@
+// One worker process of the many-workers test (remote-workers.test.ts): it
+// writes `steps` workspace steps (an apply with its journal event) on one
+// remote run, each in its own transaction, and prints one line per step the
+// store acknowledged: {"worker","step","sequence"}. A failure is printed as
+// {"failed": code} and ends the process with code 1.
+import { libsqlDriver } from "@runledger/adapter-libsql";
+import { resolveLocalhostSubdomains } from "@runledger/conformance/sqld";
+import { RunStore } from "@runledger/core";
+
+// The test's server addresses the run as a namespace, NAME.localhost.
+resolveLocalhostSubdomains();
+
+const [url, worker, steps] = [process.argv[2], Number(process.argv[3]), Number(process.argv[4])];
+const store = new RunStore({ driver: libsqlDriver(), busyTimeoutMs: 60_000 });
+try {
+  const lease = await store.open(url, { create: { workflowId: "workers", runId: "shared" } });
+  for (let step = 0; step < steps; step++) {
+    const { sequence } = await lease.transact((tx) =>
+      tx.workspace.apply(
+        { put: { [`worker-${worker}/step-${step}.txt`]: `worker ${worker} step ${step}` } },
+        { event: { worker, step } },
+      ),
+    );
+    process.stdout.write(`${JSON.stringify({ worker, step, sequence })}\n`);
+  }
+  await store.close();
+} catch (error) {
+  process.stdout.write(
+    `${JSON.stringify({ failed: error?.code ?? String(error), message: String(error?.message) })}\n`,
+  );
+  await store.close().catch(() => {});
+  process.exit(1);
+}

