@@ -18,8 +18,8 @@ import {
 import { LibsqlConnection } from "./connection.js";
 import { translate } from "./errors.js";
 import { type LibsqlLocation, parseLocation } from "./location.js";
-import { readOnlyFacts } from "./read-only-facts.js";
 import { diagnoseClosedWebSocket, ensureNamespace } from "./namespaces.js";
+import { readOnlyFacts } from "./read-only-facts.js";
 import { isWebSocketClosedEarly } from "./remote-errors.js";
 
 export interface LibsqlDriverOptions {

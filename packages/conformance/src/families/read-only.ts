@@ -9,7 +9,7 @@
 import { chmod, copyFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type RunLease, RunStore } from "@runledger/core";
-import { describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
 import { CREATE, fingerprint, openRun, runStore, v1BaseFile } from "./run-fixtures.js";
 
@@ -173,7 +173,7 @@ export function describeReadOnly(fx: Fixtures): void {
     });
   });
 
-  describe("a SQLite file with no tables", () => {
+  fx.needs("files", "local").describe("a SQLite file with no tables", () => {
     it("is described as a database with no tables, not as an empty file", async () => {
       const location = await fx.database("CREATE TABLE gone (x); DROP TABLE gone");
       const before = await fingerprint(location);

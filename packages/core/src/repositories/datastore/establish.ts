@@ -26,7 +26,7 @@ export interface DatastoreCreate {
 
 export function establishDatastore() {
   return async (context: EstablishContext<DatastoreCreate>): Promise<void> => {
-    const { location, create, read, transact, configure } = context;
+    const { connection, location, create, read, transact, configure } = context;
     const manifest = DATASTORE_SCHEMA_V1;
     const recognition = await read((reader) => recognize(reader, manifest, location));
     if (recognition.kind === "fresh") {
@@ -39,17 +39,22 @@ export function establishDatastore() {
       await transact(async (tx) => {
         if ((await recognize(tx, manifest, location)).kind !== "fresh") return;
         await tx.savepoint((sp) =>
-          createSchema(sp, manifest, async () => {
-            await sp.execute(
-              "INSERT INTO datastore_info (singleton, datastore_id, created_at) VALUES (1, ?, ?)",
-              [create.id, create.now],
-            );
-            if (create.format === 3) {
-              await sp.execute("INSERT INTO format_marker (singleton, marker) VALUES (1, ?)", [
-                serializeMarker(markerFor(3)),
-              ]);
-            }
-          }),
+          createSchema(
+            sp,
+            manifest,
+            async () => {
+              await sp.execute(
+                "INSERT INTO datastore_info (singleton, datastore_id, created_at) VALUES (1, ?, ?)",
+                [create.id, create.now],
+              );
+              if (create.format === 3) {
+                await sp.execute("INSERT INTO format_marker (singleton, marker) VALUES (1, ?)", [
+                  serializeMarker(markerFor(3)),
+                ]);
+              }
+            },
+            { remote: connection.remote === true },
+          ),
         );
       });
     }
