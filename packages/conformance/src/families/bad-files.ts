@@ -11,10 +11,13 @@ import { basename, join } from "node:path";
 import {
   APPLICATION_ID,
   type BeginMode,
+  CommitLogStore,
   type ConnectionSettings,
+  DatastoreStore,
   type Driver,
   type DriverConnection,
   type DriverTransaction,
+  ReadModelStore,
   type RunledgerError,
   SCHEMA_V1,
   SCHEMA_V1_DIGEST,
@@ -313,6 +316,42 @@ export function describeBadFiles(fx: Fixtures): void {
         const again = await runStore(fx).open(location);
         expect((await again.read((r) => r.run.get())).runId).toBe(CREATE.runId);
         await again.release();
+      },
+    );
+
+    wal.it(
+      "refuses to create a commit log, read model or datastore on a connection that says it is remote",
+      async () => {
+        // Their formats have no identity table yet: without the header nothing would name them.
+        const remote: Driver = {
+          ...fx.driver(),
+          async open(at, options) {
+            const connection = await fx.driver().open(at, options);
+            return {
+              execute: (sql, params) => connection.execute(sql, params),
+              executeScript: (sql) => connection.executeScript(sql),
+              begin: (mode) => connection.begin(mode),
+              configure: (settings) => connection.configure(settings),
+              close: () => connection.close(),
+              remote: true,
+            };
+          },
+        };
+        for (const store of [
+          new CommitLogStore({ driver: remote }),
+          new ReadModelStore({ driver: remote }),
+          new DatastoreStore({ driver: remote }),
+        ]) {
+          const location = fx.location();
+          try {
+            const error = await failureOf(() => store.open(location, { create: true }));
+            expect(error.code, store.constructor.name).toBe("remote_unsupported");
+          } finally {
+            await store.close();
+          }
+          const live = await liveSchema(fx, location);
+          expect([live.applicationId, live.userVersion, live.objects.length]).toEqual([0, 0, 0]);
+        }
       },
     );
 

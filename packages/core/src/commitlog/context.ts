@@ -24,6 +24,8 @@ export type LogContext = InjectedContext;
  * layer needs nothing from the provider.
  */
 export type EstablishSteps = (steps: {
+  /** The connection, as far as this layer needs it: whether it is a server's. */
+  readonly connection?: { readonly remote?: boolean };
   readonly location: string;
   readonly create: true | undefined;
   configure(seen?: { readonly journalMode?: string }): Promise<void>;

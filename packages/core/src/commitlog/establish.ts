@@ -46,7 +46,7 @@ export function establishSingletonDatabase(
   manifest: SchemaManifest,
   database: SingletonDatabase,
 ): EstablishSteps {
-  return async ({ location, create, read, transact, configure }) => {
+  return async ({ connection, location, create, read, transact, configure }) => {
     const found = await read((reader) => recognize(reader, manifest, location));
     if (found.kind === "fresh") {
       if (create === undefined) {
@@ -58,7 +58,11 @@ export function establishSingletonDatabase(
       await transact(async (tx) => {
         const again = await recognize(tx, manifest, location);
         if (again.kind === "fresh") {
-          await tx.savepoint((sp) => createSchema(sp, manifest, () => database.populate(sp)));
+          await tx.savepoint((sp) =>
+            createSchema(sp, manifest, () => database.populate(sp), {
+              remote: connection?.remote === true,
+            }),
+          );
         }
       });
     }
