@@ -459,6 +459,12 @@ export function describeRunJournal(fx: Fixtures): void {
       );
     });
 
+    it("reports a file a retained root names whose object is missing", async () => {
+      const digest = createHash("sha256").update("a").digest("hex");
+      const report = await tampered(() => [`DELETE FROM workspace_object WHERE id = X'${digest}'`]);
+      expect(report.problems).toEqual([`file ${digest}: missing`]);
+    });
+
     it("reports a root the journal retains whose node is missing", async () => {
       const report = await tampered((roots) => [
         `DELETE FROM workspace_object WHERE id = X'${roots[0]}'`,

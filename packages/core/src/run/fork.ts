@@ -3,7 +3,7 @@ import { RunledgerError } from "../port/errors.js";
 import { toHex } from "../port/hash.js";
 import { copyRoot } from "../workspace/copy.js";
 import { EMPTY_ROOT_ID, EMPTY_ROOT_ID_BYTES } from "../workspace/node.js";
-import type { NodeCache } from "../workspace/objects.js";
+import { type NodeCache, NodeLoader } from "../workspace/objects.js";
 import { currentRootId, parseRootId } from "../workspace/workspace.js";
 import { JournalReader, JournalWriter, journalText } from "./journal.js";
 import { RunRecordReader } from "./run-row.js";
@@ -48,16 +48,8 @@ export async function forkInto(
       root = at.root;
     }
     const rootBytes = root === undefined ? await currentRootId(reader) : parseRootId(root);
-    if (root !== undefined) {
-      const found = await reader.execute("SELECT kind FROM workspace_object WHERE id = ?", [
-        rootBytes,
-      ]);
-      if (found.rows[0]?.kind !== 0) {
-        throw new RunledgerError("root_not_found", `no workspace root ${root} in this run`, {
-          details: { root },
-        });
-      }
-    }
+    // A named root is checked as every read checks it: a directory node this run holds.
+    if (root !== undefined) await new NodeLoader(reader, cache).loadRoot(rootBytes, root);
     return target.transact(async (tx) => {
       const journal = new JournalWriter(tx, context);
       const current = toHex(await currentRootId(tx));

@@ -11,7 +11,8 @@
 import type { Executor } from "../port/driver.js";
 import type { HashFunctions } from "../port/hash.js";
 import { toHex } from "../port/hash.js";
-import { markRetained } from "../workspace/gc.js";
+import { READ_CHUNK } from "../workspace/files.js";
+import { objectRows, retainedRoots } from "../workspace/gc.js";
 import {
   compareNames,
   type DirectoryNode,
@@ -21,14 +22,9 @@ import {
   isCut,
   MAX_NODE_ENTRIES,
 } from "../workspace/node.js";
-import { BYTES, CHUNK_LIST, NodeCache } from "../workspace/objects.js";
+import { BYTES, CHUNK_LIST, idKey } from "../workspace/objects.js";
 
-const READ_CHUNK = "SELECT data FROM workspace_chunk WHERE prefix_digest = ?";
-const OBJECT_PAGE =
-  "SELECT id, kind, size, data FROM workspace_object WHERE id > ? ORDER BY id LIMIT ?";
-const RETAINED_ROOTS = `SELECT DISTINCT root_id FROM journal
-UNION SELECT root_id FROM workspace_pin`;
-const PAGE = 200;
+const HAS_OBJECT = "SELECT 1 FROM workspace_object WHERE id = ?";
 
 export interface VerifyReport {
   readonly ok: boolean;
@@ -83,31 +79,26 @@ export async function verifyRun(
   );
   let objects = 0;
   let chunks = 0;
-  let after: Uint8Array = new Uint8Array(0);
-  for (;;) {
-    const { rows } = await reader.execute(OBJECT_PAGE, [after, PAGE]);
-    for (const row of rows) {
-      progress?.("objects", objects, total);
-      objects++;
-      const id = row.id as Uint8Array;
-      const data = row.data as Uint8Array;
-      if (Number(row.kind) === BYTES) {
-        if (toHex(hash.sha256(data)) !== toHex(id)) {
-          problems.push(`object ${toHex(id)}: its bytes do not hash to its id`);
-        }
-        continue;
+  for await (const row of objectRows(reader)) {
+    progress?.("objects", objects, total);
+    objects++;
+    const id = row.id as Uint8Array;
+    const data = row.data as Uint8Array;
+    if (Number(row.kind) === BYTES) {
+      if (toHex(hash.sha256(data)) !== toHex(id)) {
+        problems.push(`object ${toHex(id)}: its bytes do not hash to its id`);
       }
-      chunks += await checkLargeFile(reader, hash, id, Number(row.size), data, problems);
+      continue;
     }
-    if (rows.length < PAGE) break;
-    after = rows.at(-1)!.id as Uint8Array;
+    chunks += await checkLargeFile(reader, hash, id, Number(row.size), data, problems);
   }
   progress?.("objects", objects, total);
 
   // Every retained root's nodes: present, well-formed, canonical.
-  const roots = (await reader.execute(RETAINED_ROOTS)).rows.map((row) => row.root_id as Uint8Array);
+  const roots = await retainedRoots(reader);
   progress?.("roots", 0, roots.length);
   const checked = new Set<string>();
+  const files = new Set<string>();
   const pending: { id: Uint8Array; last: boolean; top: boolean }[] = [
     { id: EMPTY_ROOT_ID_BYTES, last: true, top: true },
     ...roots.map((id) => ({ id, last: true, top: true })),
@@ -120,17 +111,16 @@ export async function verifyRun(
     const node = await loadNode(reader, id, problems);
     if (node === undefined) continue;
     checkNode(node, { last, top }, problems);
-    node.items.forEach((item, i) => {
+    for (const [i, item] of node.items.entries()) {
       if (item.kind === "directory") pending.push({ id: item.target, last: true, top: true });
       else if (item.kind === "node") {
         pending.push({ id: item.target, last: last && i === node.items.length - 1, top: false });
+      } else if (!files.has(idKey(item.target))) {
+        files.add(idKey(item.target));
+        const found = await reader.execute(HAS_OBJECT, [item.target]);
+        if (found.rows.length === 0) problems.push(`file ${toHex(item.target)}: missing`);
       }
-    });
-  }
-  try {
-    await markRetained(reader, new NodeCache(64));
-  } catch (error) {
-    problems.push(`references: ${(error as Error).message}`);
+    }
   }
   progress?.("roots", roots.length, roots.length);
 

@@ -6,6 +6,7 @@
  */
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
+import { INSERT_CHUNK, READ_CHUNK } from "./files.js";
 import {
   CHUNK_LIST,
   idKey,
@@ -16,9 +17,6 @@ import {
 } from "./objects.js";
 
 const READ_OBJECT = "SELECT kind, size, data FROM workspace_object WHERE id = ?";
-const READ_CHUNK = "SELECT data FROM workspace_chunk WHERE prefix_digest = ?";
-const INSERT_CHUNK =
-  "INSERT INTO workspace_chunk (prefix_digest, data) VALUES (?, ?) ON CONFLICT DO NOTHING";
 
 export async function copyRoot(
   source: Executor,

@@ -16,7 +16,7 @@ import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { type HashFunctions, utf8 } from "../port/hash.js";
 import { CHUNK_SIZE } from "../run/schema-v1.js";
-import { BYTES, CHUNK_LIST, type ObjectRow } from "./objects.js";
+import { BYTES, CHUNK_LIST, idKey, type ObjectRow } from "./objects.js";
 
 /** The part of a web ReadableStream that content is read from. */
 export interface ReadableStreamLike<T> {
@@ -39,11 +39,13 @@ export interface StoredFile {
   readonly size: number;
 }
 
-const INSERT_CHUNK =
+/** Stores a piece once; copy.ts writes pieces with it too. */
+export const INSERT_CHUNK =
   "INSERT INTO workspace_chunk (prefix_digest, data) VALUES (?, ?) ON CONFLICT DO NOTHING";
 const HAS_OBJECT = "SELECT 1 FROM workspace_object WHERE id = ?";
 const READ_OBJECT = "SELECT kind, size, data FROM workspace_object WHERE id = ?";
-const READ_CHUNK = "SELECT data FROM workspace_chunk WHERE prefix_digest = ?";
+/** One piece's bytes by its key; copy.ts and verify read pieces with it too. */
+export const READ_CHUNK = "SELECT data FROM workspace_chunk WHERE prefix_digest = ?";
 const KEYS_PER_QUERY = 256;
 
 /**
@@ -101,7 +103,7 @@ async function storeKnownBytes(
 /** Which of `keys` (by position) are stored already: a few statements, not one per piece. */
 async function presentChunks(executor: Executor, keys: Uint8Array[]): Promise<Set<number>> {
   const present = new Set<number>();
-  const position = new Map(keys.map((key, i) => [String.fromCharCode(...key), i]));
+  const position = new Map(keys.map((key, i) => [idKey(key), i]));
   for (let start = 0; start < keys.length; start += KEYS_PER_QUERY) {
     const batch = keys.slice(start, start + KEYS_PER_QUERY);
     const { rows } = await executor.execute(
@@ -109,7 +111,7 @@ async function presentChunks(executor: Executor, keys: Uint8Array[]): Promise<Se
       batch,
     );
     for (const row of rows) {
-      const i = position.get(String.fromCharCode(...(row.prefix_digest as Uint8Array)));
+      const i = position.get(idKey(row.prefix_digest as Uint8Array));
       if (i !== undefined) present.add(i);
     }
   }

@@ -11,7 +11,7 @@
 
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
-import { EMPTY_ROOT_ID_BYTES } from "./node.js";
+import { EMPTY_ROOT_ID_BYTES, isNodeBytes } from "./node.js";
 import { CHUNK_LIST, idKey, type NodeCache, NodeLoader } from "./objects.js";
 
 export interface GarbageReport {
@@ -27,7 +27,8 @@ const RETAINED_ROOTS = `SELECT DISTINCT root_id FROM journal
 UNION SELECT root_id FROM workspace_pin`;
 const FILE_KIND = "SELECT kind, data FROM workspace_object WHERE id = ?";
 const PAGE = 500;
-const OBJECT_PAGE = "SELECT id, kind, data FROM workspace_object WHERE id > ? ORDER BY id LIMIT ?";
+const OBJECT_PAGE =
+  "SELECT id, kind, size, data FROM workspace_object WHERE id > ? ORDER BY id LIMIT ?";
 const CHUNK_PAGE =
   "SELECT prefix_digest FROM workspace_chunk WHERE prefix_digest > ? ORDER BY prefix_digest LIMIT ?";
 
@@ -42,10 +43,7 @@ export interface Marks {
 export async function markRetained(executor: Executor, cache: NodeCache): Promise<Marks> {
   const marks: Marks = { nodes: new Set(), files: new Set(), chunks: new Set() };
   const loader = new NodeLoader(executor, cache);
-  const roots = (await executor.execute(RETAINED_ROOTS)).rows.map(
-    (row) => row.root_id as Uint8Array,
-  );
-  const pending: Uint8Array[] = [EMPTY_ROOT_ID_BYTES, ...roots];
+  const pending: Uint8Array[] = [EMPTY_ROOT_ID_BYTES, ...(await retainedRoots(executor))];
   while (pending.length > 0) {
     const id = pending.pop()!;
     const key = idKey(id);
@@ -84,7 +82,7 @@ export async function collectGarbage(executor: Executor, cache: NodeCache): Prom
   let files = 0;
   let chunks = 0;
   const doomed: Uint8Array[] = [];
-  for await (const row of pages(executor, OBJECT_PAGE, "id")) {
+  for await (const row of objectRows(executor)) {
     const key = idKey(row.id as Uint8Array);
     if (marks.nodes.has(key) || marks.files.has(key)) continue;
     doomed.push(row.id as Uint8Array);
@@ -103,12 +101,14 @@ export async function collectGarbage(executor: Executor, cache: NodeCache): Prom
   return { nodes, files, chunks };
 }
 
-const NODE_PREFIX = new TextEncoder().encode("runledger/node/1\u0000");
+/** The roots the journal and the pins retain, each once (the empty root is retained besides). */
+export async function retainedRoots(executor: Executor): Promise<Uint8Array[]> {
+  return (await executor.execute(RETAINED_ROOTS)).rows.map((row) => row.root_id as Uint8Array);
+}
 
-function isNodeBytes(data: Uint8Array): boolean {
-  if (data.length < NODE_PREFIX.length) return false;
-  for (let i = 0; i < NODE_PREFIX.length; i++) if (data[i] !== NODE_PREFIX[i]) return false;
-  return true;
+/** Every stored object (id, kind, size, data), in id order, a page at a time. */
+export function objectRows(executor: Executor): AsyncGenerator<Record<string, unknown>> {
+  return pages(executor, OBJECT_PAGE, "id");
 }
 
 /** Every row of a keyed table, a page at a time (keyset paging). */

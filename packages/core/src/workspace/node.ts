@@ -125,11 +125,17 @@ export function encodeNode(
 // ignoreBOM keeps a name that starts with U+FEFF as it is (by default the decoder drops it).
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
+/** True when bytes start with the node domain (a stored object that is a directory node). */
+export function isNodeBytes(bytes: Uint8Array): boolean {
+  if (bytes.length < DOMAIN.length) return false;
+  for (let i = 0; i < DOMAIN.length; i++) if (bytes[i] !== DOMAIN[i]) return false;
+  return true;
+}
+
 /** Reads a node's bytes; undefined when they are not a well-formed node. */
 export function decodeNode(id: Uint8Array, bytes: Uint8Array): DirectoryNode | undefined {
   try {
-    if (bytes.length < DOMAIN.length + 2) return undefined;
-    for (let i = 0; i < DOMAIN.length; i++) if (bytes[i] !== DOMAIN[i]) return undefined;
+    if (bytes.length < DOMAIN.length + 2 || !isNodeBytes(bytes)) return undefined;
     let at = DOMAIN.length;
     const level = bytes[at++]!;
     const [count, afterCount] = readVarint(bytes, at);

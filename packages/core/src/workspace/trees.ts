@@ -22,7 +22,7 @@ import {
   isCut,
   MAX_NODE_ENTRIES,
 } from "./node.js";
-import type { NodeLoader } from "./objects.js";
+import { idKey, type NodeLoader } from "./objects.js";
 
 /** One step of a path from a directory's top node down: the node, and the child taken in it. */
 interface Step {
@@ -131,26 +131,22 @@ export function buildDirectory(
 
 /** The nodes reachable from `top` among those built in this operation, children first. */
 export function builtBelow(loader: NodeLoader, top: DirectoryNode): DirectoryNode[] {
-  const built = new Map(loader.pending().map((node) => [key(node.id), node]));
+  const built = new Map(loader.pending().map((node) => [idKey(node.id), node]));
   const out: DirectoryNode[] = [];
   const seen = new Set<string>();
   const visit = (node: DirectoryNode) => {
-    const k = key(node.id);
+    const k = idKey(node.id);
     if (seen.has(k)) return;
     seen.add(k);
     for (const item of node.items) {
       if (item.kind === "file") continue;
-      const child = built.get(key(item.target));
+      const child = built.get(idKey(item.target));
       if (child !== undefined) visit(child);
     }
     if (node.bytes !== undefined) out.push(node);
   };
   visit(top);
   return out;
-}
-
-function key(id: Uint8Array): string {
-  return String.fromCharCode.apply(null, id as unknown as number[]);
 }
 
 /** The path from the top to the leaf where `name` is, or would be. */
