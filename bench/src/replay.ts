@@ -10,7 +10,7 @@
  * SQLite doing the same reads and writes.
  */
 
-import { readFileSync, statSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import type {
   BeginMode,
   ConnectionSettings,
@@ -160,12 +160,24 @@ export function framesBetween(before: number, after: number, pageSize: number): 
   return bytes / frame;
 }
 
-/** The page number of every frame appended to a WAL after its first `before` bytes. */
+/**
+ * The page number of every frame appended to a WAL after its first `before`
+ * bytes, read header by header (a peer's WAL can pass 2 GiB, more than one
+ * Buffer holds).
+ */
 export function walPages(file: string, before: number, pageSize: number): number[] {
-  const wal = readFileSync(`${file}-wal`);
+  const frame = 24 + pageSize;
+  const header = Buffer.alloc(4);
   const pages: number[] = [];
-  for (let at = Math.max(before, 32); at + 24 + pageSize <= wal.length; at += 24 + pageSize) {
-    pages.push(wal.readUInt32BE(at));
+  const fd = openSync(`${file}-wal`, "r");
+  try {
+    const length = fstatSync(fd).size;
+    for (let at = Math.max(before, 32); at + frame <= length; at += frame) {
+      readSync(fd, header, 0, 4, at);
+      pages.push(header.readUInt32BE(0));
+    }
+  } finally {
+    closeSync(fd);
   }
   return pages;
 }
