@@ -8,6 +8,7 @@ import {
   EMPTY_NODE,
   EMPTY_ROOT_ID,
   encodeNode,
+  INLINE_MAX,
   type Item,
   isCut,
   MAX_NODE_ENTRIES,
@@ -21,6 +22,8 @@ import {
   lookup,
 } from "../src/workspace/trees.js";
 
+const sha256 = (bytes: Uint8Array): Uint8Array => portableHash.sha256(bytes);
+
 /** Every node these tests build stays in the loader: the database is never asked. */
 const noDatabase = {
   execute: () =>
@@ -32,7 +35,12 @@ const file = (name: string, seed: number): Item => {
   const target = new Uint8Array(32);
   target[0] = seed & 0xff;
   target[1] = (seed >>> 8) & 0xff;
-  return { name, kind: "file", target, size: seed };
+  // Above INLINE_MAX: a file held apart, named by its digest.
+  return { name, kind: "file", target, size: INLINE_MAX + 1 + seed };
+};
+const inline = (name: string, text: string): Item => {
+  const content = new TextEncoder().encode(text);
+  return { name, kind: "file", target: sha256(content), size: content.length, content };
 };
 
 const names = fc.uniqueArray(fc.string({ minLength: 1, maxLength: 6, unit: "grapheme" }), {
@@ -57,12 +65,25 @@ describe("directory nodes (prolly trees)", () => {
       file("\ufeffa", 1),
       file("b\u{1f600}", 70_000),
       { ...file("c", 0), kind: "directory" as const, size: 0 },
+      inline("d", "a small file, held in its entry"),
+      inline("e", ""),
     ];
     const node = encodeNode(0, items);
     const decoded = decodeNode(node.id, node.bytes!);
     expect(decoded?.items).toEqual(items);
     expect(toHex(encodeNode(0, decoded!.items).bytes!)).toBe(toHex(node.bytes!));
     expect(decodeNode(node.id, node.bytes!.subarray(0, node.bytes!.length - 1))).toBeUndefined();
+  });
+
+  it("a small file held apart, or a large one held inline, is not a well-formed node", () => {
+    const apart = encodeNode(0, [{ ...inline("a", "small"), content: undefined }]);
+    expect(decodeNode(apart.id, apart.bytes!)).toBeUndefined();
+    const big = new Uint8Array(INLINE_MAX + 1);
+    const held = encodeNode(0, [{ ...inline("a", ""), size: big.length, content: big }]);
+    expect(decodeNode(held.id, held.bytes!)).toBeUndefined();
+    const edge = inline("a", "x".repeat(INLINE_MAX));
+    const fits = encodeNode(0, [edge]);
+    expect(decodeNode(fits.id, fits.bytes!)?.items).toEqual([edge]);
   });
 
   it("names order by UTF-8 bytes, astral characters after the whole BMP", () => {

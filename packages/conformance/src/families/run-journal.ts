@@ -23,6 +23,9 @@ import { describe, expect, it, onTestFinished } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
 import { CREATE, firstRow, noise, openRun, raw, runStore } from "./run-fixtures.js";
 
+/** A file larger than INLINE_MAX (256 bytes): stored apart, as an object of its own. */
+const APART = "a".repeat(257);
+
 /** Ids e1, e2, … and a clock that ticks 1 ms per reading, so both are predictable. */
 function predictable() {
   let ids = 0;
@@ -428,7 +431,7 @@ export function describeRunJournal(fx: Fixtures): void {
       const roots: string[] = [];
       await lease.transact(async (tx) => {
         await tx.journal.append({ n: 1 });
-        roots.push((await tx.workspace.apply({ put: { "a.txt": "a" } })).rootId);
+        roots.push((await tx.workspace.apply({ put: { "a.txt": APART } })).rootId);
         roots.push((await tx.workspace.apply({ put: { "b/c.txt": "c" } })).rootId);
         await tx.journal.append({ n: 4 });
       });
@@ -449,10 +452,10 @@ export function describeRunJournal(fx: Fixtures): void {
       expect(report.problems.join("\n")).toMatch(/object 0{64}: its bytes do not hash to its id/);
     });
 
-    it("reports a small file whose bytes changed", async () => {
-      const digest = createHash("sha256").update("a").digest("hex");
+    it("reports a file object whose bytes changed", async () => {
+      const digest = createHash("sha256").update(APART).digest("hex");
       const report = await tampered(() => [
-        `UPDATE workspace_object SET data = X'62' WHERE id = X'${digest}'`,
+        `UPDATE workspace_object SET data = zeroblob(length(data)) WHERE id = X'${digest}'`,
       ]);
       expect(report.problems.join("\n")).toContain(
         `object ${digest}: its bytes do not hash to its id`,
@@ -460,7 +463,7 @@ export function describeRunJournal(fx: Fixtures): void {
     });
 
     it("reports a file a retained root names whose object is missing", async () => {
-      const digest = createHash("sha256").update("a").digest("hex");
+      const digest = createHash("sha256").update(APART).digest("hex");
       const report = await tampered(() => [`DELETE FROM workspace_object WHERE id = X'${digest}'`]);
       expect(report.problems).toEqual([`file ${digest}: missing`]);
     });
@@ -473,23 +476,47 @@ export function describeRunJournal(fx: Fixtures): void {
       expect(report.problems.join("\n")).toMatch(/node [0-9a-f]{64}: missing/);
     });
 
-    it("reports a pinned node whose names are out of order (not canonical)", async () => {
-      // Built here from the documented encoding: two files, "b" before "a".
-      const target = createHash("sha256").update("a").digest();
-      const entry = (name: string) =>
-        Buffer.concat([Buffer.from([1, name.length]), Buffer.from(name), target, Buffer.from([1])]);
+    /** A pinned leaf built here from the documented encoding: inline files (kind 0x03). */
+    const pinnedLeaf = (files: [name: string, content: string, digestOf: string][]) => {
+      const entry = ([name, content, digestOf]: [string, string, string]) =>
+        Buffer.concat([
+          Buffer.from([3, name.length]),
+          Buffer.from(name),
+          createHash("sha256").update(digestOf).digest(),
+          Buffer.from([content.length]),
+          Buffer.from(content),
+        ]);
       const bytes = Buffer.concat([
         Buffer.from("runledger/node/1\u0000"),
-        Buffer.from([0, 2]),
-        entry("b"),
-        entry("a"),
+        Buffer.from([0, files.length]),
+        ...files.map(entry),
       ]);
       const id = createHash("sha256").update(bytes).digest("hex");
-      const report = await tampered(() => [
-        `INSERT INTO workspace_object (id, kind, size, data) VALUES (X'${id}', 0, ${bytes.length}, X'${bytes.toString("hex")}')`,
-        `INSERT INTO workspace_pin (name, root_id, created_at) VALUES ('odd', X'${id}', 0)`,
+      return {
+        id,
+        statements: [
+          `INSERT INTO workspace_object (id, kind, size, data) VALUES (X'${id}', 0, ${bytes.length}, X'${bytes.toString("hex")}')`,
+          `INSERT INTO workspace_pin (name, root_id, created_at) VALUES ('odd', X'${id}', 0)`,
+        ],
+      };
+    };
+
+    it("reports a pinned node whose names are out of order (not canonical)", async () => {
+      const leaf = pinnedLeaf([
+        ["b", "a", "a"],
+        ["a", "a", "a"],
       ]);
-      expect(report.problems).toEqual([`node ${id}: names out of order`]);
+      const report = await tampered(() => leaf.statements);
+      expect(report.problems).toEqual([`node ${leaf.id}: names out of order`]);
+    });
+
+    it("reports an inline file whose content does not hash to the digest its entry records", async () => {
+      const leaf = pinnedLeaf([["a", "b", "a"]]);
+      const report = await tampered(() => leaf.statements);
+      const digest = createHash("sha256").update("a").digest("hex");
+      expect(report.problems).toEqual([
+        `file ${digest}: its inline content does not hash to its digest`,
+      ]);
     });
 
     it("reports a piece of a large file whose bytes changed", async () => {

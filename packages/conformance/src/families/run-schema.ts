@@ -155,11 +155,12 @@ export function describeRunSchema(fx: Fixtures): void {
         await tx.journal.append({ step: "fetch" });
         await tx.journal.append({ step: "build" });
       });
-      // Two files, one of them two pieces (its object is the piece list); a top node and notes/'s.
+      // Two files: a small one inline in notes/'s node, a large one of two pieces (its object
+      // is the piece list); a top node and notes/'s.
       await apply(lease, {
         put: { "notes/plan.md": "# Plan\n", "data.bin": noise("counts", CHUNK_SIZE + 100) },
       });
-      // One new small file; a new notes/ node and top node, data.bin shared.
+      // One new small file (inline); a new notes/ node and top node, data.bin shared.
       const { sequence } = await apply(lease, { put: { "notes/plan.md": "# Plan, revised\n" } });
       expect(sequence).toBe(4);
       await lease.transact(async (tx) => {
@@ -179,10 +180,10 @@ export function describeRunSchema(fx: Fixtures): void {
         roots: 2,
         pins: 1,
       });
-      // Three files (the first plan, data.bin's piece list, the revised plan) and every node
-      // stored: the empty root's and the two roots' (how many depends on where names cut).
+      // One file object (data.bin's piece list: the plans are inline) and every node stored:
+      // the empty root's and the two roots' (how many depends on where names cut).
       const stored = allObjects(await storedTables(lease));
-      expect(stored.files.size).toBe(3);
+      expect(stored.files.size).toBe(1);
       expect(held.counts.objects).toBe(stored.files.size + stored.nodes.size);
       expect(stored.nodes.size).toBeGreaterThanOrEqual(5);
     });

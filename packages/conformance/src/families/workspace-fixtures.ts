@@ -212,6 +212,7 @@ export function reachableFrom(tables: StoredTables, retainedRoots: Iterable<stri
         pending.push(entry.target);
         continue;
       }
+      if (entry.content !== undefined) continue; // inline: no object of its own
       files.add(entry.target);
       const file = tables.objects.get(entry.target);
       if (file?.kind === 1) {
@@ -312,6 +313,8 @@ const NODE_DOMAIN = Buffer.from("runledger/node/1\u0000", "utf8");
 /** The documented cut rule's constants. */
 const CUT_ONE_IN = 12;
 const MAX_NODE_ENTRIES = 48;
+/** The documented largest file held inside its leaf entry. */
+export const INLINE_MAX = 256;
 
 interface NodeEntry {
   readonly name: string;
@@ -319,6 +322,8 @@ interface NodeEntry {
   /** hex */
   readonly target: string;
   readonly size: number;
+  /** An inline file's content (kind byte 0x03). */
+  readonly content?: Buffer;
 }
 
 function varint(value: number): Buffer {
@@ -352,7 +357,8 @@ export function parseNode(data: Buffer): { level: number; entries: NodeEntry[] }
   const entries: NodeEntry[] = [];
   while (count-- > 0) {
     let kind: NodeEntry["kind"] = "node";
-    if (level === 0) kind = data[at++] === 1 ? "file" : "directory";
+    const byte = level === 0 ? data[at++] : undefined;
+    if (byte !== undefined) kind = byte === 2 ? "directory" : "file";
     let length: number;
     [length, at] = readVarint(data, at);
     const name = data.subarray(at, at + length).toString("utf8");
@@ -361,7 +367,12 @@ export function parseNode(data: Buffer): { level: number; entries: NodeEntry[] }
     at += 32;
     let size = 0;
     if (kind === "file") [size, at] = readVarint(data, at);
-    entries.push({ name, kind, target, size });
+    if (byte === 3) {
+      entries.push({ name, kind, target, size, content: data.subarray(at, at + size) });
+      at += size;
+    } else {
+      entries.push({ name, kind, target, size });
+    }
   }
   return { level, entries };
 }
@@ -383,9 +394,11 @@ function encodeNode(level: number, entries: readonly NodeEntry[]): Buffer {
   const parts: Buffer[] = [NODE_DOMAIN, Buffer.from([level]), varint(entries.length)];
   for (const entry of entries) {
     const name = Buffer.from(entry.name, "utf8");
-    if (level === 0) parts.push(Buffer.from([entry.kind === "file" ? 1 : 2]));
+    const inline = entry.content !== undefined;
+    if (level === 0) parts.push(Buffer.from([entry.kind === "directory" ? 2 : inline ? 3 : 1]));
     parts.push(varint(name.length), name, Buffer.from(entry.target, "hex"));
     if (entry.kind === "file") parts.push(varint(entry.size));
+    if (entry.content !== undefined) parts.push(entry.content);
   }
   return Buffer.concat(parts);
 }
@@ -420,7 +433,8 @@ function referenceDirectoryId(entries: NodeEntry[]): string {
 function referenceTreeId(directory: Directory): string {
   const entries: NodeEntry[] = [];
   for (const [name, bytes] of directory.files) {
-    entries.push({ name, kind: "file", target: sha256Hex(bytes), size: bytes.length });
+    const file = { name, kind: "file", target: sha256Hex(bytes), size: bytes.length } as const;
+    entries.push(bytes.length <= INLINE_MAX ? { ...file, content: Buffer.from(bytes) } : file);
   }
   for (const [name, sub] of directory.directories) {
     entries.push({ name, kind: "directory", target: referenceTreeId(sub), size: 0 });

@@ -21,6 +21,7 @@ import {
   dumpTables,
   expectRefusedUnchanged,
   expectWorkspace,
+  INLINE_MAX,
   type Model,
   newRun,
   objectCounts,
@@ -115,33 +116,50 @@ export function describeWorkspace(fx: Fixtures): void {
       expect(history).toStrictEqual([]);
     });
 
-    it("round-trips text, bytes and empty files; an empty file is one empty object", async () => {
+    it("round-trips text, bytes and empty files; a file of at most 256 bytes is held in its entry, a larger one is an object", async () => {
       const { lease } = await newRun(fx);
-      const allBytes = Uint8Array.from({ length: 256 }, (_, i) => i);
-      const expected = model({
+      const allBytes = Uint8Array.from({ length: INLINE_MAX }, (_, i) => i);
+      const justOver = Uint8Array.from({ length: INLINE_MAX + 1 }, (_, i) => i % 7);
+      const puts = {
         "hello.txt": "héllo, wörld\n",
         "bytes.bin": allBytes,
+        "over.bin": justOver,
         "empty.txt": "",
         "empty.bin": new Uint8Array(0),
-      });
-      const result = await apply(lease, {
-        put: {
-          "hello.txt": "héllo, wörld\n",
-          "bytes.bin": allBytes,
-          "empty.txt": "",
-          "empty.bin": new Uint8Array(0),
-        },
-      });
+      };
+      const expected = model(puts);
+      const result = await apply(lease, { put: puts });
       expect(result).toStrictEqual({ rootId: referenceRootId(expected), sequence: 1 });
       await expectWorkspace(lease, expected);
-      // Two empty files are one object of size 0; no piece at all.
-      const empty = await query(
+      // Only the 257-byte file has an object of its own; the rest live in the top node.
+      const objects = await query(
         lease,
-        "SELECT kind, size, length(data) AS length FROM workspace_object WHERE id = ?",
-        [createHash("sha256").digest()],
+        "SELECT kind, size, length(data) AS length FROM workspace_object WHERE id IN (?, ?, ?)",
+        [
+          createHash("sha256").digest(),
+          createHash("sha256").update(allBytes).digest(),
+          createHash("sha256").update(justOver).digest(),
+        ],
       );
-      expect(empty).toStrictEqual([{ kind: 0, size: 0, length: 0 }]);
-      expect(await objectCounts(lease)).toStrictEqual({ nodes: 2, files: 3, chunks: 0 });
+      expect(objects).toStrictEqual([{ kind: 0, size: INLINE_MAX + 1, length: INLINE_MAX + 1 }]);
+      // Nodes: the top and the empty root the run starts at.
+      expect(await objectCounts(lease)).toStrictEqual({ nodes: 2, files: 1, chunks: 0 });
+      const top = parseNode(
+        Buffer.from(
+          (
+            await query(lease, "SELECT data FROM workspace_object WHERE id = ?", [
+              Buffer.from(result.rootId, "hex"),
+            ])
+          )[0]?.data as Uint8Array,
+        ),
+      );
+      expect(top.entries.map((e) => [e.name, e.content?.length])).toStrictEqual([
+        ["bytes.bin", INLINE_MAX],
+        ["empty.bin", 0],
+        ["empty.txt", 0],
+        ["hello.txt", utf8("héllo, wörld\n").length],
+        ["over.bin", undefined],
+      ]);
       // The journal event of the apply records the new root and names the paths.
       const events = await lease.read((r) => r.journal.list());
       expect(events).toHaveLength(1);
@@ -321,8 +339,9 @@ export function describeWorkspace(fx: Fixtures): void {
         "as/text": "text",
       });
       await expectWorkspace(lease, expected);
-      // One file object per distinct content, its pieces stored once; the top, as/ and the empty root.
-      expect(await objectCounts(lease)).toStrictEqual({ nodes: 3, files: 3, chunks: 2 });
+      // One object for the large content, its pieces stored once (the small
+      // files are inline); nodes: the top, as/ and the empty root.
+      expect(await objectCounts(lease)).toStrictEqual({ nodes: 3, files: 1, chunks: 2 });
     });
 
     it("refuses a stream that yields something other than bytes, writing nothing", async () => {
@@ -548,8 +567,10 @@ export function describeWorkspace(fx: Fixtures): void {
       expect(leftBefore).toBe(referenceDirectoryTreeId(first, "left"));
       const before = await objectCounts(lease);
 
-      const second = applyToModel(first, { "right/z": utf8("z2") }, []);
-      const r2 = await apply(lease, { put: { "right/z": "z2" } });
+      // Larger than INLINE_MAX, so the new content is an object of its own.
+      const z2 = "z2".repeat(INLINE_MAX);
+      const second = applyToModel(first, { "right/z": utf8(z2) }, []);
+      const r2 = await apply(lease, { put: { "right/z": z2 } });
       expect(await subtreeOf(lease, r2.rootId, "left")).toBe(leftBefore);
       expect(await subtreeOf(lease, r2.rootId, "right")).toBe(
         referenceDirectoryTreeId(second, "right"),

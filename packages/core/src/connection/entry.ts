@@ -23,7 +23,6 @@ export class Entry {
    */
   cancelIdle: (() => void) | undefined;
   #poison: RunledgerError | undefined;
-  #savepointCounter = 0;
 
   constructor(location: string, connection: DriverConnection, readOnly = false) {
     this.location = location;
@@ -34,10 +33,6 @@ export class Entry {
   /** The provider's key: a read-only entry is another connection than the writable one. */
   get key(): string {
     return entryKey(this.location, this.readOnly);
-  }
-
-  nextSavepointNumber(): number {
-    return ++this.#savepointCounter;
   }
 
   /** Marks the entry unusable after a failed cleanup, and returns the error to throw. */

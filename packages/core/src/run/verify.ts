@@ -6,7 +6,8 @@
  * the running hash) and every directory node's bytes; and, from every root
  * the run retains, every reference resolved: each node present, well-formed,
  * in its canonical encoding and canonically cut (so a root id still says
- * exactly what the workspace holds), each file present.
+ * exactly what the workspace holds), each file present (an inline file's
+ * content re-hashed against the digest its entry records).
  */
 import type { Executor } from "../port/driver.js";
 import type { HashFunctions } from "../port/hash.js";
@@ -115,6 +116,12 @@ export async function verifyRun(
       if (item.kind === "directory") pending.push({ id: item.target, last: true, top: true });
       else if (item.kind === "node") {
         pending.push({ id: item.target, last: last && i === node.items.length - 1, top: false });
+      } else if (item.content !== undefined) {
+        if (toHex(hash.sha256(item.content)) !== toHex(item.target)) {
+          problems.push(
+            `file ${toHex(item.target)}: its inline content does not hash to its digest`,
+          );
+        }
       } else if (!files.has(idKey(item.target))) {
         files.add(idKey(item.target));
         const found = await reader.execute(HAS_OBJECT, [item.target]);

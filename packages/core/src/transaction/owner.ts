@@ -21,16 +21,12 @@ export async function runWriteTransaction<T>(
     `cannot start a write transaction on ${entry.location}`,
   );
   const state: TransactionState = {};
-  const savepoints = new Savepoints(
-    transaction,
-    () => entry.nextSavepointNumber(),
-    (failure, cleanupFailure) => {
-      // A poisoned transaction never commits, even if a callback swallows this.
-      const poisoned = entry.poison(failure, cleanupFailure);
-      state.doomed ??= poisoned;
-      throw poisoned;
-    },
-  );
+  const savepoints = new Savepoints(transaction, (failure, cleanupFailure) => {
+    // A poisoned transaction never commits, even if a callback swallows this.
+    const poisoned = entry.poison(failure, cleanupFailure);
+    state.doomed ??= poisoned;
+    throw poisoned;
+  });
   const scope = new WriteScope(transaction, savepoints, state);
   try {
     const result = await fn(scope);

@@ -25,6 +25,8 @@ abstract class Scope implements Executor {
   protected readonly state: TransactionState;
   /** The scope this savepoint was opened on: when that one ends, so does this one. */
   readonly #parent: Scope | undefined;
+  /** 0 for a transaction, n for a scope inside n savepoints. */
+  protected readonly depth: number;
   #ended = false;
   #inFlight = 0;
   #openChild = false;
@@ -35,6 +37,7 @@ abstract class Scope implements Executor {
     this.executor = executor;
     this.state = state;
     this.#parent = parent;
+    this.depth = parent === undefined ? 0 : parent.depth + 1;
   }
 
   execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
@@ -149,7 +152,7 @@ export class WriteScope extends Scope {
     // Claimed before the first await, so a second savepoint beside it is refused.
     this.childOpen = true;
     try {
-      const name = this.#savepoints.next();
+      const name = this.#savepoints.nameAt(this.depth + 1);
       await this.executor.execute(`SAVEPOINT ${name}`);
       const child = new WriteScope(this.executor, this.#savepoints, this.state, this);
       try {

@@ -70,7 +70,7 @@ export async function copyRoot(
     await copyObject(id);
     for (const item of node.items) {
       if (item.kind !== "file") pending.push(item.target);
-      else if (!seen.has(idKey(item.target))) {
+      else if (item.content === undefined && !seen.has(idKey(item.target))) {
         seen.add(idKey(item.target));
         await copyObject(item.target);
       }

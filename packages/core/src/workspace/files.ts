@@ -1,6 +1,8 @@
 /**
- * File content. A file of at most CHUNK_SIZE bytes is one object row holding
- * its bytes, addressed by their SHA-256 (one row, one hash). A larger file is
+ * File content. A file of at most INLINE_MAX bytes is held in its directory's
+ * leaf entry (node.ts) and has no row. A file of at most CHUNK_SIZE bytes is
+ * one object row holding its bytes, addressed by their SHA-256 (one row, one
+ * hash). A larger file is
  * cut into CHUNK_SIZE pieces as it arrives, so writing or reading it holds
  * one piece in memory, never the file:
  * - each piece is a row of `workspace_chunk` addressed by the SHA-256 of the
@@ -16,6 +18,7 @@ import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { type HashFunctions, utf8 } from "../port/hash.js";
 import { CHUNK_SIZE } from "../run/schema-v1.js";
+import { INLINE_MAX } from "./node.js";
 import { BYTES, CHUNK_LIST, idKey, type ObjectRow } from "./objects.js";
 
 /** The part of a web ReadableStream that content is read from. */
@@ -37,6 +40,8 @@ export type Content =
 export interface StoredFile {
   readonly digest: Uint8Array;
   readonly size: number;
+  /** The bytes of a file of at most INLINE_MAX bytes, to hold in its entry. */
+  readonly content?: Uint8Array;
 }
 
 /** Stores a piece once; copy.ts writes pieces with it too. */
@@ -69,6 +74,8 @@ export async function storeFile(
 
 function small(bytes: Uint8Array, hash: HashFunctions, rows: ObjectRow[]): StoredFile {
   const digest = hash.sha256(bytes);
+  // A copy: the entry outlives the call (nodes are cached), the caller's array may change.
+  if (bytes.length <= INLINE_MAX) return { digest, size: bytes.length, content: bytes.slice() };
   rows.push({ id: digest, kind: BYTES, size: bytes.length, data: bytes });
   return { digest, size: bytes.length };
 }

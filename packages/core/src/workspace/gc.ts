@@ -55,6 +55,7 @@ export async function markRetained(executor: Executor, cache: NodeCache): Promis
         pending.push(item.target);
         continue;
       }
+      if (item.content !== undefined) continue; // inline: no row of its own
       const fileKey = idKey(item.target);
       if (marks.files.has(fileKey)) continue;
       marks.files.add(fileKey);

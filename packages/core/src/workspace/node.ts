@@ -16,9 +16,16 @@
  *
  *   "runledger/node/1" 0x00 · level (1 byte) · entry count (LEB128) · entries
  *
- * A level-0 (leaf) entry is kind (0x01 file, 0x02 directory) · name length
- * (LEB128) · name (UTF-8) · target (32 bytes: the file's SHA-256, or the
- * directory's top node id) · for a file, its size (LEB128). A level-n entry
+ * A level-0 (leaf) entry is kind (0x01 file, 0x02 directory, 0x03 inline
+ * file) · name length (LEB128) · name (UTF-8) · target (32 bytes: the file's
+ * SHA-256, or the directory's top node id) · for a file, its size (LEB128) ·
+ * for an inline file, its content (size bytes). A file of at most INLINE_MAX
+ * bytes is always inline, a larger one never: the choice is the content's,
+ * so ids stay history independent. Inline, a small file costs no row of its
+ * own and a step that writes one stores one object fewer; INLINE_MAX keeps a
+ * leaf of average size (CUT_ONE_IN entries) whose files are all inline within
+ * one 4 KiB page, so a file is copied into each new version of its leaf only
+ * while that copy is cheaper than a row at a random key. A level-n entry
  * (n ≥ 1) is the first name below a child · that name's length and bytes ·
  * the child's node id. Names ascend strictly in UTF-8 byte order.
  *
@@ -37,10 +44,13 @@ import { portableHash, toHex, utf8 } from "../port/hash.js";
 export const CUT_ONE_IN = 12;
 /** A node never holds more entries than this. */
 export const MAX_NODE_ENTRIES = 48;
+/** A file of at most this many bytes lives inside its directory's leaf entry. */
+export const INLINE_MAX = 256;
 
 const DOMAIN = utf8("runledger/node/1\u0000");
 const FILE = 1;
 const DIRECTORY = 2;
+const INLINE_FILE = 3;
 
 export type ItemKind = "file" | "directory" | "node";
 
@@ -52,6 +62,8 @@ export interface Item {
   readonly target: Uint8Array;
   /** Files: the content's size in bytes; 0 otherwise. */
   readonly size: number;
+  /** A file of at most INLINE_MAX bytes: its content, held in the entry. */
+  readonly content?: Uint8Array;
 }
 
 export interface DirectoryNode {
@@ -102,7 +114,9 @@ export function encodeNode(
   items.forEach((item, i) => {
     const name = names[i]!;
     length += (level === 0 ? 1 : 0) + varintLength(name.length) + name.length + 32;
-    if (level === 0 && item.kind === "file") length += varintLength(item.size);
+    if (level === 0 && item.kind === "file") {
+      length += varintLength(item.size) + (item.content?.length ?? 0);
+    }
   });
   const bytes = new Uint8Array(length);
   bytes.set(DOMAIN, 0);
@@ -111,13 +125,19 @@ export function encodeNode(
   at = writeVarint(bytes, at, items.length);
   items.forEach((item, i) => {
     const name = names[i]!;
-    if (level === 0) bytes[at++] = item.kind === "file" ? FILE : DIRECTORY;
+    if (level === 0) bytes[at++] = entryKind(item);
     at = writeVarint(bytes, at, name.length);
     bytes.set(name, at);
     at += name.length;
     bytes.set(item.target, at);
     at += 32;
-    if (level === 0 && item.kind === "file") at = writeVarint(bytes, at, item.size);
+    if (level === 0 && item.kind === "file") {
+      at = writeVarint(bytes, at, item.size);
+      if (item.content !== undefined) {
+        bytes.set(item.content, at);
+        at += item.content.length;
+      }
+    }
   });
   return { id: hash.sha256(bytes), level, items, bytes };
 }
@@ -143,9 +163,9 @@ export function decodeNode(id: Uint8Array, bytes: Uint8Array): DirectoryNode | u
     const items: Item[] = [];
     for (let i = 0; i < count; i++) {
       let kind: ItemKind = "node";
+      const byte = level === 0 ? bytes[at++] : undefined;
       if (level === 0) {
-        const byte = bytes[at++];
-        if (byte === FILE) kind = "file";
+        if (byte === FILE || byte === INLINE_FILE) kind = "file";
         else if (byte === DIRECTORY) kind = "directory";
         else return undefined;
       }
@@ -158,7 +178,15 @@ export function decodeNode(id: Uint8Array, bytes: Uint8Array): DirectoryNode | u
       at += 32;
       let size = 0;
       if (kind === "file") [size, at] = readVarint(bytes, at);
-      items.push({ name, kind, target, size });
+      if (byte === INLINE_FILE) {
+        if (size > INLINE_MAX || at + size > bytes.length) return undefined;
+        items.push({ name, kind, target, size, content: bytes.slice(at, at + size) });
+        at += size;
+      } else {
+        // A small file held apart is not canonical: its id would differ from the inline one's.
+        if (byte === FILE && size <= INLINE_MAX) return undefined;
+        items.push({ name, kind, target, size });
+      }
     }
     if (at !== bytes.length) return undefined;
     return { id, level, items };
@@ -172,6 +200,11 @@ export const EMPTY_NODE: DirectoryNode = encodeNode(0, []);
 export const EMPTY_ROOT_ID_BYTES: Uint8Array = EMPTY_NODE.id;
 /** The canonical empty workspace root, identical on every adapter (hex). */
 export const EMPTY_ROOT_ID: string = toHex(EMPTY_ROOT_ID_BYTES);
+
+function entryKind(item: Item): number {
+  if (item.kind === "directory") return DIRECTORY;
+  return item.content === undefined ? FILE : INLINE_FILE;
+}
 
 function varintLength(value: number): number {
   let length = 1;

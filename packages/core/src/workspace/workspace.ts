@@ -70,12 +70,15 @@ export class WorkspaceReader {
 
   /** A file's whole content. For large files use `stream`. */
   async read(path: string, options: AtRoot = {}): Promise<Uint8Array> {
-    return readFile(this.executor, await this.#file(path, options));
+    const file = await this.#file(path, options);
+    return file.content?.slice() ?? readFile(this.executor, file.target);
   }
 
   /** A file's content one piece at a time; consume it inside the callback. */
   async *stream(path: string, options: AtRoot = {}): AsyncGenerator<Uint8Array> {
-    yield* streamFile(this.executor, await this.#file(path, options));
+    const file = await this.#file(path, options);
+    if (file.content !== undefined) yield file.content.slice();
+    else yield* streamFile(this.executor, file.target);
   }
 
   async stat(path: string, options: AtRoot = {}): Promise<WorkspaceEntry> {
@@ -175,13 +178,13 @@ export class WorkspaceReader {
     return entry;
   }
 
-  async #file(path: string, options: AtRoot): Promise<Uint8Array> {
+  async #file(path: string, options: AtRoot): Promise<Item> {
     const entry = await this.#resolve(parsePath(path), options);
     if (entry === undefined) throw notFound(path);
     if (entry.kind !== "file") {
       throw new RunledgerError("not_a_file", `${path} is a directory; use list or walk`);
     }
-    return entry.target;
+    return entry;
   }
 }
 
@@ -261,8 +264,14 @@ export class WorkspaceWriter extends WorkspaceReader {
       const files: ObjectRow[] = [];
       const stored: [string[], Item][] = [];
       for (const { segments, content } of puts) {
-        const { digest, size } = await storeFile(tx, content, hash, files);
-        stored.push([segments, { name: segments.at(-1)!, kind: "file", target: digest, size }]);
+        const { digest, size, content: inline } = await storeFile(tx, content, hash, files);
+        const name = segments.at(-1)!;
+        stored.push([
+          segments,
+          inline === undefined
+            ? { name, kind: "file", target: digest, size }
+            : { name, kind: "file", target: digest, size, content: inline },
+        ]);
       }
       const plan = planEdits(stored, deletes);
       const journal = new JournalWriter(tx, this.#context, this.#hint);
