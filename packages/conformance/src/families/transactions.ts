@@ -113,7 +113,7 @@ export function describeTransactions(fx: Fixtures): void {
       }
     });
 
-    it("names savepoints itself, never reusing a name on one connection", async () => {
+    it("names savepoints itself: an open savepoint never shares its name, and the names recur by depth", async () => {
       const faults = new FaultInjector(fx.driver());
       const { lease } = await logLease({ driver: faults.driver });
       for (let round = 0; round < 3; round++) {
@@ -122,12 +122,27 @@ export function describeTransactions(fx: Fixtures): void {
           await tx.savepoint((sp) => insert(sp, round)).catch(() => undefined);
         });
       }
-      const names = faults.statements
-        .filter((sql) => sql.startsWith("SAVEPOINT "))
-        .map((sql) => sql.slice("SAVEPOINT ".length));
-      expect(names).toHaveLength(9);
-      expect(new Set(names).size).toBe(9);
-      for (const name of names) expect(name).toMatch(/^[A-Za-z_][A-Za-z0-9_]*$/);
+      // Replays the savepoint statements: each opens a name no open savepoint has, and
+      // RELEASE / ROLLBACK TO name the innermost open one.
+      const open: string[] = [];
+      const opened: string[] = [];
+      for (const sql of faults.statements) {
+        const [verb, name] = /^(SAVEPOINT|RELEASE|ROLLBACK TO) (\S+)$/.exec(sql)?.slice(1) ?? [];
+        if (verb === undefined || name === undefined) continue;
+        expect(name).toMatch(/^[A-Za-z_][A-Za-z0-9_]*$/);
+        if (verb === "SAVEPOINT") {
+          expect(open, `${name} is already open`).not.toContain(name);
+          open.push(name);
+          opened.push(name);
+        } else {
+          expect(open.at(-1), `${verb} names the innermost savepoint`).toBe(name);
+          if (verb === "RELEASE") open.pop();
+        }
+      }
+      expect(open).toStrictEqual([]);
+      expect(opened).toHaveLength(9);
+      // Two depths, two names: the statements stay prepared however many savepoints run.
+      expect(new Set(opened).size).toBe(2);
     });
 
     fx.needs("walSharedMemory").it(
