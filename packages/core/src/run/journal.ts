@@ -4,7 +4,7 @@ import { toHex } from "../port/hash.js";
 import type { Row } from "../port/values.js";
 import type { WriteScope } from "../transaction/scope.js";
 import { EMPTY_ROOT_ID_BYTES } from "../workspace/node.js";
-import { type JsonObject, toJsonText } from "./json.js";
+import { type JsonObject, toJsonText } from "../port/json.js";
 import { isLifecycleRefusal, lifecycleRefusal } from "./lifecycle.js";
 import type { AppendResult, JournalEvent, RunContext, RunStatus } from "./types.js";
 

@@ -1,9 +1,8 @@
 import type { Executor } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import { toHex } from "../port/hash.js";
-import { type Head, JournalWriter, journalText, type RootHint, readHead } from "../run/journal.js";
-import type { JsonObject } from "../run/json.js";
-import type { RunContext } from "../run/types.js";
+import type { InjectedContext } from "../port/context.js";
+import type { JsonObject } from "../port/json.js";
 import type { WriteScope } from "../transaction/scope.js";
 import { type Content, readFile, storeFile, streamFile } from "./files.js";
 import { collectGarbage, type GarbageReport, pruneJournal } from "./gc.js";
@@ -17,6 +16,7 @@ import {
   type WorkspaceContext,
 } from "./objects.js";
 import { parseDirectory, parsePath } from "./paths.js";
+import type { RootBase, RootJournal } from "./publish.js";
 import { applyPlan, PLACEHOLDER, planEdits } from "./plan.js";
 import { builtBelow, entries, lookup } from "./trees.js";
 
@@ -223,19 +223,20 @@ export interface ApplyResult {
  */
 export class WorkspaceWriter extends WorkspaceReader {
   readonly #scope: WriteScope;
-  readonly #context: RunContext;
-  readonly #hint: RootHint;
+  readonly #context: InjectedContext;
+  readonly #journal: RootJournal;
 
+  /** `journal`: the run's journal, which publishes each new root (see publish.ts). */
   constructor(
     scope: WriteScope,
-    context: RunContext,
+    context: InjectedContext,
     workspace: WorkspaceContext,
-    hint: RootHint = { root: undefined },
+    journal: RootJournal,
   ) {
     super(scope, workspace);
     this.#scope = scope;
     this.#context = context;
-    this.#hint = hint;
+    this.#journal = journal;
   }
 
   async apply(changes: ApplyChanges, options: { event?: JsonObject } = {}): Promise<ApplyResult> {
@@ -249,7 +250,7 @@ export class WorkspaceWriter extends WorkspaceReader {
       puts.map(({ segments }) => [segments, PLACEHOLDER] as const),
       deletes,
     );
-    const event = journalText(
+    const event = this.#journal.text(
       options.event ?? {
         kind: "workspace.apply",
         put: puts.map(({ segments }) => segments.join("/")),
@@ -265,8 +266,8 @@ export class WorkspaceWriter extends WorkspaceReader {
         stored.push([segments, { name: segments.at(-1)!, kind: "file", target: digest, size }]);
       }
       const plan = planEdits(stored, deletes);
-      const journal = new JournalWriter(tx, this.#context, this.#hint);
-      const build = async (base: Head) => {
+      const journal = this.#journal.at(tx);
+      const build = async (base: RootBase) => {
         const loader = new NodeLoader(tx, this.workspace.nodes);
         const top = (await applyPlan(loader, hash, await loader.load(base.root), plan, []))!;
         return { loader, top };
@@ -286,7 +287,7 @@ export class WorkspaceWriter extends WorkspaceReader {
           return this.#store(tx, files, built.loader, built.top, published);
         }
       }
-      const head = await readHead(tx);
+      const head = await journal.head();
       const built = await build(head);
       const published = await journal.publish(event, head, built.top.id);
       if (published === undefined) {

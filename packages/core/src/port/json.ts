@@ -1,4 +1,4 @@
-import { RunledgerError } from "../port/errors.js";
+import { RunledgerError } from "./errors.js";
 
 export type JsonValue =
   | null
