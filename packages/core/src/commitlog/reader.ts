@@ -5,8 +5,9 @@
  */
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
+import { fromHex } from "../port/hash.js";
 import type { Row } from "../port/values.js";
-import { expectationOf, fromHex, hexOrNull } from "./digests.js";
+import { expectationOf, hexOrNull } from "./digests.js";
 import { placeholders } from "./staging.js";
 import type {
   LandedVersion,

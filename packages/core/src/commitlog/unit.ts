@@ -42,12 +42,12 @@
  */
 import { checkChange, type TypedChange } from "../changes/change.js";
 import { RunledgerError } from "../port/errors.js";
-import { sha256Hex } from "../port/hash.js";
+import { fromHex, sha256Hex } from "../port/hash.js";
 import type { Row } from "../port/values.js";
 import { type BatchRow, commitBatch } from "./batch-commit.js";
 import { checkChunks } from "./chunks.js";
 import type { DatabaseAccess, LogContext } from "./context.js";
-import { expectationColumns, expectationOf, fromHex, hexOrNull } from "./digests.js";
+import { expectationColumns, expectationOf, hexOrNull } from "./digests.js";
 import { BatchPlanner, type PlannerMark } from "./planner.js";
 import { LogReader, landedContentMissing, reconciledKey } from "./reader.js";
 import { clearStaging, discardSince, StagingBuffer, seal, spill } from "./staging.js";

@@ -1,6 +1,6 @@
 import type { Executor } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
-import { toHex } from "../port/hash.js";
+import { fromHex, toHex } from "../port/hash.js";
 import type { InjectedContext } from "../port/context.js";
 import type { JsonObject } from "../port/json.js";
 import type { WriteScope } from "../transaction/scope.js";
@@ -360,9 +360,7 @@ export function parseRootId(root: string): Uint8Array {
       `a root id is 64 lower-case hex characters; got ${JSON.stringify(root)}`,
     );
   }
-  const bytes = new Uint8Array(32);
-  for (let i = 0; i < 32; i++) bytes[i] = Number.parseInt(root.slice(i * 2, i * 2 + 2), 16);
-  return bytes;
+  return fromHex(root);
 }
 
 function notFound(path: string): RunledgerError {
