@@ -14,9 +14,9 @@ export {
   type OpenRequest,
 } from "./connection/provider.js";
 export * from "./port/index.js";
+export type { JsonObject, JsonValue } from "./port/json.js";
 export type { RunCounts } from "./run/counts.js";
 export type { ForkPoint, ForkResult } from "./run/fork.js";
-export type { JsonObject, JsonValue } from "./port/json.js";
 export { PAUSED_STATUSES, TERMINAL_STATUSES } from "./run/lifecycle.js";
 export {
   APPLICATION_ID,

@@ -1,9 +1,9 @@
 import type { Executor } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
+import type { JsonObject, JsonValue } from "../port/json.js";
 import type { Row } from "../port/values.js";
 import type { WriteScope } from "../transaction/scope.js";
 import { type JournalWriter, journalText } from "./journal.js";
-import type { JsonObject, JsonValue } from "../port/json.js";
 import { isLifecycleRefusal, lifecycleRefusal } from "./lifecycle.js";
 import type {
   AppendResult,

@@ -1,6 +1,6 @@
 import type { InjectedContext } from "../port/context.js";
-import type { WorkspaceContext } from "../workspace/objects.js";
 import type { JsonObject, JsonValue } from "../port/json.js";
+import type { WorkspaceContext } from "../workspace/objects.js";
 
 export type RunStatus =
   | "running"

@@ -1,7 +1,7 @@
+import type { InjectedContext } from "../port/context.js";
 import type { Executor } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import { fromHex, toHex } from "../port/hash.js";
-import type { InjectedContext } from "../port/context.js";
 import type { JsonObject } from "../port/json.js";
 import type { WriteScope } from "../transaction/scope.js";
 import { type Content, readFile, storeFile, streamFile } from "./files.js";
@@ -16,8 +16,8 @@ import {
   type WorkspaceContext,
 } from "./objects.js";
 import { parseDirectory, parsePath } from "./paths.js";
-import type { RootBase, RootJournal } from "./publish.js";
 import { applyPlan, PLACEHOLDER, planEdits } from "./plan.js";
+import type { RootBase, RootJournal } from "./publish.js";
 import { builtBelow, entries, lookup } from "./trees.js";
 
 export interface WorkspaceEntry {
