@@ -18,7 +18,7 @@ import type {
   PendingUnit,
   ReconciledKey,
 } from "./types.js";
-import { toLogCommit } from "./unit.js";
+import { toLogCommit } from "./unit-rows.js";
 
 /** Keys per statement of `landedVersions` (two parameters each). */
 const LANDED_PAGE = 256;
