@@ -1,3 +1,8 @@
+/**
+ * SHA-256 and the hex codec: content addresses are digests, and digests
+ * travel as hex in the API and as bytes in the database, so the hashing and
+ * the one conversion between the two forms live here.
+ */
 import { sha256 as nobleSha256 } from "@noble/hashes/sha2.js";
 
 /**

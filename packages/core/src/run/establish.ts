@@ -1,3 +1,8 @@
+/**
+ * The run database's establish hook: what happens in an entry's first turn
+ * before any lease of a run exists (recognize, create if asked, check the
+ * singleton rows, then WAL).
+ */
 import type { Establish } from "../connection/provider.js";
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";

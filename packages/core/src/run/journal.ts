@@ -1,3 +1,8 @@
+/**
+ * The journal: the run's append-only event log, its reads and its appends
+ * (idempotency keys, gap-free sequences, the workspace root each event
+ * records).
+ */
 import type { Executor } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import { toHex } from "../port/hash.js";

@@ -1,3 +1,8 @@
+/**
+ * What a run lease hands its callbacks: the transaction and snapshot views
+ * that put the journal, the run row and the workspace side by side, and the
+ * journal the workspace publishes roots through.
+ */
 import { type LiveSchema, readLiveSchema } from "../schema/recognize.js";
 import type { ReadScope, WriteScope } from "../transaction/scope.js";
 import type { WorkspaceContext } from "../workspace/objects.js";

@@ -1,3 +1,7 @@
+/**
+ * The transaction owner: the only code in core that issues BEGIN, COMMIT
+ * and ROLLBACK (docs/architecture.md, "One owner of transactions").
+ */
 import type { DriverConnection, DriverTransaction } from "../port/driver.js";
 import type { RunledgerError } from "../port/errors.js";
 import { retryWhileBusy } from "./busy.js";

@@ -1,3 +1,7 @@
+/**
+ * The workspace API a run transaction or snapshot exposes: reads, history,
+ * apply, pins, prune and GC over the content-addressed tree.
+ */
 import type { InjectedContext } from "../port/context.js";
 import type { Executor } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
