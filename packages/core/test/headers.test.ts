@@ -3,20 +3,10 @@
  * newcomer reading any file learns its place before its code. A comment
  * further down, on an export, documents that export, not the file.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
+import { readFileSync } from "node:fs";
+import { relative } from "node:path";
 import { describe, expect, it } from "vitest";
-
-const SRC = fileURLToPath(new URL("../src/", import.meta.url));
-
-function sourceFiles(directory: string): string[] {
-  return readdirSync(directory).flatMap((name) => {
-    const path = join(directory, name);
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return name.endsWith(".ts") ? [path] : [];
-  });
-}
+import { SRC, sourceFiles } from "./source-files.js";
 
 /** True when the text opens with a block comment of at least one sentence. */
 function hasHeader(text: string): boolean {
@@ -26,7 +16,7 @@ function hasHeader(text: string): boolean {
 
 describe("core's source files", () => {
   it("each opens with a header comment saying why it exists", () => {
-    const files = sourceFiles(SRC);
+    const files = sourceFiles();
     expect(files.length).toBeGreaterThan(80);
     const without = files
       .filter((file) => !hasHeader(readFileSync(file, "utf8")))

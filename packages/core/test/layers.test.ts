@@ -8,12 +8,12 @@
  * the ring. There is no exceptions list: an import that breaks a rule is
  * fixed, or the table changes in the docs for everyone to read.
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { SRC, sourceFiles } from "./source-files.js";
 
-const SRC = fileURLToPath(new URL("../src/", import.meta.url));
 const ARCHITECTURE = fileURLToPath(new URL("../../../docs/architecture.md", import.meta.url));
 /** The table's name for the files directly in src (the entry points). */
 const ROOT = "*.ts";
@@ -58,14 +58,6 @@ function importsIn(text: string): Import[] {
     found.push({ specifier: m[1]!, runtime: false });
   }
   return found;
-}
-
-function sourceFiles(directory: string): string[] {
-  return readdirSync(directory).flatMap((name) => {
-    const path = join(directory, name);
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return name.endsWith(".ts") ? [path] : [];
-  });
 }
 
 /** The table's folder a file (relative to src) belongs to. */
@@ -132,7 +124,7 @@ function cycles(edges: Edge[]): string[][] {
 }
 
 const layers = readLayers(readFileSync(ARCHITECTURE, "utf8"));
-const files = sourceFiles(SRC)
+const files = sourceFiles()
   .map((path) => relative(SRC, path))
   .sort();
 const edges = edgesOf(files);
