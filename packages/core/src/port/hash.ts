@@ -105,12 +105,15 @@ export function utf8(text: string): Uint8Array {
   return encoder.encode(text);
 }
 
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+/** Each byte value's two lower-case hex digits: the table `toHex` (and the id generator) reads. */
+export const HEX_PAIRS: readonly string[] = Array.from({ length: 256 }, (_, i) =>
+  i.toString(16).padStart(2, "0"),
+);
 
 /** Bytes as lower-case hex, two characters a byte: how digests and ids travel in the API. */
 export function toHex(bytes: Uint8Array): string {
   let out = "";
-  for (let i = 0; i < bytes.length; i++) out += HEX[bytes[i]!];
+  for (let i = 0; i < bytes.length; i++) out += HEX_PAIRS[bytes[i]!];
   return out;
 }
 

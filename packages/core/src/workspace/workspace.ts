@@ -7,6 +7,7 @@ import type { Executor } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import { fromHex, toHex } from "../port/hash.js";
 import type { JsonObject } from "../port/json.js";
+import { keysetRows } from "../port/keyset.js";
 import type { WriteScope } from "../transaction/scope.js";
 import { type Content, readFile, storeFile, streamFile } from "./files.js";
 import { collectGarbage, type GarbageReport, pruneJournal } from "./gc.js";
@@ -130,19 +131,19 @@ export class WorkspaceReader {
 
   /** The roots in journal order: each event whose root differs from the one before it. */
   async *history(): AsyncGenerator<HistoryEntry> {
-    let after = 0;
     let previous: string | undefined;
-    for (;;) {
-      const { rows } = await this.executor.execute(HISTORY, [after, 500]);
-      for (const row of rows) {
-        const id = toHex(row.root_id as Uint8Array);
-        if (id !== previous) {
-          yield { sequence: Number(row.sequence), eventId: String(row.event_id), rootId: id };
-          previous = id;
-        }
+    const events = keysetRows({
+      start: 0,
+      page: async (after, limit) => (await this.executor.execute(HISTORY, [after, limit])).rows,
+      keyOf: (row) => Number(row.sequence),
+      limit: 500,
+    });
+    for await (const row of events) {
+      const id = toHex(row.root_id as Uint8Array);
+      if (id !== previous) {
+        yield { sequence: Number(row.sequence), eventId: String(row.event_id), rootId: id };
+        previous = id;
       }
-      if (rows.length < 500) return;
-      after = Number(rows[rows.length - 1]!.sequence);
     }
   }
 
