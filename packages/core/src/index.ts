@@ -14,13 +14,12 @@ export {
   type OpenRequest,
 } from "./connection/provider.js";
 export * from "./port/index.js";
+export type { JsonObject, JsonValue } from "./port/json.js";
 export type { RunCounts } from "./run/counts.js";
 export type { ForkPoint, ForkResult } from "./run/fork.js";
-export type { JsonObject, JsonValue } from "./run/json.js";
 export { PAUSED_STATUSES, TERMINAL_STATUSES } from "./run/lifecycle.js";
 export {
   APPLICATION_ID,
-  CHUNK_SIZE,
   RUN_SCHEMA_VERSION,
   SCHEMA_V1,
   SCHEMA_V1_DIGEST,
@@ -50,7 +49,7 @@ export {
   type SchemaDifference,
 } from "./schema/recognize.js";
 export type { ReadScope, WriteScope } from "./transaction/scope.js";
-export type { Content } from "./workspace/files.js";
+export { CHUNK_SIZE, type Content } from "./workspace/files.js";
 export type { GarbageReport } from "./workspace/gc.js";
 export { CUT_ONE_IN, EMPTY_ROOT_ID, MAX_NODE_ENTRIES } from "./workspace/node.js";
 export { MAX_DEPTH, MAX_PATH_BYTES, MAX_SEGMENT_BYTES, parsePath } from "./workspace/paths.js";

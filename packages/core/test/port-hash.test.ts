@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { createSha256, sha256, sha256Hex, toHex, utf8 } from "../src/port/hash.js";
+import { createSha256, fromHex, sha256, sha256Hex, toHex, utf8 } from "../src/port/hash.js";
 
 // FIPS 180-2 test vectors.
 const EMPTY = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
@@ -48,5 +48,12 @@ describe("utf8 and toHex", () => {
   it("writes two lower-case digits per byte, zero-padded", () => {
     expect(toHex(Uint8Array.of(0, 1, 15, 16, 171, 255))).toBe("00010f10abff");
     expect(toHex(new Uint8Array(0))).toBe("");
+  });
+
+  it("fromHex reads back every byte value toHex writes, in either case", () => {
+    const every = Uint8Array.from({ length: 256 }, (_, i) => i);
+    expect(fromHex(toHex(every))).toStrictEqual(every);
+    expect(fromHex("00010F10ABff")).toStrictEqual(Uint8Array.of(0, 1, 15, 16, 171, 255));
+    expect(fromHex("")).toStrictEqual(new Uint8Array(0));
   });
 });

@@ -1,3 +1,8 @@
+/**
+ * The refusals of a malformed typed change, in one place: one code
+ * (`invalid_change`) with a reason per broken rule, and the well-formed-text
+ * check every key and partition name goes through.
+ */
 import { RunledgerError } from "../port/errors.js";
 
 /**

@@ -1,3 +1,8 @@
+/**
+ * What the commit log and the read model ask of the database they run on,
+ * stated in their own layer so that they never import the connection provider
+ * (stores/ composes the two).
+ */
 import type { InjectedContext } from "../port/context.js";
 import type { Executor } from "../port/driver.js";
 import type { ReadScope, WriteScope } from "../transaction/scope.js";

@@ -3,16 +3,8 @@
  * as 32 raw bytes in the database (half the size, and compared as blobs).
  */
 import type { Expectation } from "../changes/ops.js";
-import { toHex } from "../port/hash.js";
+import { fromHex, toHex } from "../port/hash.js";
 import type { SqlValue } from "../port/values.js";
-
-export function fromHex(hex: string): Uint8Array {
-  const bytes = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < bytes.length; i++) {
-    bytes[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
-  }
-  return bytes;
-}
 
 export function hexOrNull(value: SqlValue | undefined): string | null {
   return value instanceof Uint8Array ? toHex(value) : null;

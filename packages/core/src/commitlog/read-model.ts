@@ -18,6 +18,7 @@
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { toHex } from "../port/hash.js";
+import { keysetPages, keysetRows } from "../port/keyset.js";
 import type { Row, SqlValue } from "../port/values.js";
 import type { DatabaseAccess } from "./context.js";
 import type { CommitLog } from "./log.js";
@@ -142,25 +143,25 @@ async function applyCommits(
   const byId = new Map(commits.map((commit) => [commit.commitId, commit]));
   const first = commits[0]!.commitId;
   const last = commits[commits.length - 1]!.commitId;
-  let position = { commitId: first, ordinal: -1 };
-  for (;;) {
-    const rows = await log.access.read(
-      async (reader) =>
-        (
-          await reader.execute(
-            `SELECT o.commit_id, o.ordinal, o.kind, o.key, o.digest, k.data
+  const pages = keysetPages({
+    start: { commitId: first, ordinal: -1 },
+    page: (after, limit) =>
+      log.access.read(
+        async (reader) =>
+          (
+            await reader.execute(
+              `SELECT o.commit_id, o.ordinal, o.kind, o.key, o.digest, k.data
 FROM log_op o LEFT JOIN chunk k ON k.digest = o.digest
 WHERE o.commit_id >= ? AND o.commit_id <= ? AND (o.commit_id > ? OR o.ordinal > ?)
 ORDER BY o.commit_id, o.ordinal LIMIT ?`,
-            [position.commitId, last, position.commitId, position.ordinal, pageSize],
-          )
-        ).rows,
-    );
-    await applyOps(tx, rows, byId);
-    if (rows.length < pageSize) return;
-    const end = rows[rows.length - 1]!;
-    position = { commitId: Number(end.commit_id), ordinal: Number(end.ordinal) };
-  }
+              [after.commitId, last, after.commitId, after.ordinal, limit],
+            )
+          ).rows,
+      ),
+    keyOf: (row) => ({ commitId: Number(row.commit_id), ordinal: Number(row.ordinal) }),
+    limit: pageSize,
+  });
+  for await (const rows of pages) await applyOps(tx, rows, byId);
 }
 
 /**
@@ -279,49 +280,51 @@ export class ReadModelReader {
   async *catalog(
     options: { partition?: string; pageSize?: number } = {},
   ): AsyncGenerator<CatalogRow> {
-    const pageSize = options.pageSize ?? 1000;
-    let after: [string, string] = [options.partition ?? "", ""];
-    for (;;) {
-      const { rows } =
-        options.partition === undefined
+    const { partition: only } = options;
+    const rows = keysetRows<[string, string], Row>({
+      start: [only ?? "", ""],
+      page: async ([partition, key], limit) =>
+        (only === undefined
           ? await this.#executor.execute(
               `SELECT partition, key, digest, sequence, intent FROM catalog
 WHERE partition > ? OR (partition = ? AND key > ?) ORDER BY partition, key LIMIT ?`,
-              [after[0], after[0], after[1], pageSize],
+              [partition, partition, key, limit],
             )
           : await this.#executor.execute(
               `SELECT partition, key, digest, sequence, intent FROM catalog
 WHERE partition = ? AND key > ? ORDER BY key LIMIT ?`,
-              [options.partition, after[1], pageSize],
-            );
-      for (const row of rows) yield toCatalogRow(row);
-      if (rows.length < pageSize) return;
-      const last = rows[rows.length - 1]!;
-      after = [String(last.partition), String(last.key)];
-    }
+              [only, key, limit],
+            )
+        ).rows,
+      keyOf: (row) => [String(row.partition), String(row.key)],
+      limit: options.pageSize ?? 1000,
+    });
+    for await (const row of rows) yield toCatalogRow(row);
   }
 
   /** Documents by partition then key, a page at a time. */
   async *documents(
     pageSize = 200,
   ): AsyncGenerator<{ partition: string; key: string; data: Uint8Array }> {
-    let after: [string, string] = ["", ""];
-    for (;;) {
-      const { rows } = await this.#executor.execute(
-        `SELECT partition, key, data FROM document
+    const rows = keysetRows<[string, string], Row>({
+      start: ["", ""],
+      page: async ([partition, key], limit) =>
+        (
+          await this.#executor.execute(
+            `SELECT partition, key, data FROM document
 WHERE partition > ? OR (partition = ? AND key > ?) ORDER BY partition, key LIMIT ?`,
-        [after[0], after[0], after[1], pageSize],
-      );
-      for (const row of rows) {
-        yield {
-          partition: String(row.partition),
-          key: String(row.key),
-          data: row.data as Uint8Array,
-        };
-      }
-      if (rows.length < pageSize) return;
-      const last = rows[rows.length - 1]!;
-      after = [String(last.partition), String(last.key)];
+            [partition, partition, key, limit],
+          )
+        ).rows,
+      keyOf: (row) => [String(row.partition), String(row.key)],
+      limit: pageSize,
+    });
+    for await (const row of rows) {
+      yield {
+        partition: String(row.partition),
+        key: String(row.key),
+        data: row.data as Uint8Array,
+      };
     }
   }
 }

@@ -5,8 +5,10 @@
  */
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
+import { fromHex } from "../port/hash.js";
+import { keysetRows } from "../port/keyset.js";
 import type { Row } from "../port/values.js";
-import { expectationOf, fromHex, hexOrNull } from "./digests.js";
+import { expectationOf, hexOrNull } from "./digests.js";
 import { placeholders } from "./staging.js";
 import type {
   LandedVersion,
@@ -16,7 +18,7 @@ import type {
   PendingUnit,
   ReconciledKey,
 } from "./types.js";
-import { toLogCommit } from "./unit.js";
+import { toLogCommit } from "./unit-rows.js";
 
 /** Keys per statement of `landedVersions` (two parameters each). */
 const LANDED_PAGE = 256;
@@ -87,18 +89,20 @@ WHERE commit_id = ? ORDER BY ordinal`,
 
   /** Every live key of the log, by partition then key. */
   async *allLiveKeys(pageSize = 1000): AsyncGenerator<LiveKey> {
-    let after: [string, string] = ["", ""];
-    for (;;) {
-      const { rows } = await this.#executor.execute(
-        `SELECT partition, key, digest, sequence FROM live_key
+    const rows = keysetRows<[string, string], Row>({
+      start: ["", ""],
+      page: async ([partition, key], limit) =>
+        (
+          await this.#executor.execute(
+            `SELECT partition, key, digest, sequence FROM live_key
 WHERE partition > ? OR (partition = ? AND key > ?) ORDER BY partition, key LIMIT ?`,
-        [after[0], after[0], after[1], pageSize],
-      );
-      for (const row of rows) yield toLiveKey(row);
-      if (rows.length < pageSize) return;
-      const last = rows[rows.length - 1]!;
-      after = [String(last.partition), String(last.key)];
-    }
+            [partition, partition, key, limit],
+          )
+        ).rows,
+      keyOf: (row) => [String(row.partition), String(row.key)],
+      limit: pageSize,
+    });
+    for await (const row of rows) yield toLiveKey(row);
   }
 
   /** One live key, or undefined when the partition does not hold it. */

@@ -15,8 +15,10 @@
  */
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
+import { fromHex } from "../port/hash.js";
 import type { SqlValue } from "../port/values.js";
-import type { PlannedBatch } from "./planner.js";
+import { expectationColumns } from "./digests.js";
+import type { Placement, PlannedBatch } from "./planner.js";
 
 export interface SpillRow {
   readonly batch: number;
@@ -51,6 +53,42 @@ export class StagingBuffer {
     this.contents = new Map();
     this.batches = new Map();
     this.bytes = 0;
+  }
+}
+
+/**
+ * Adds the planner's placements of one change to the buffer: an op row each,
+ * and each distinct content once (a content already buffered is referenced).
+ */
+export function bufferPlacements(buffer: StagingBuffer, placements: readonly Placement[]): void {
+  for (const placement of placements) {
+    buffer.batches.set(placement.batch.batch, placement.batch);
+    let ordinal = placement.ordinal;
+    for (const op of placement.ops) {
+      const [expect, expectDigest] = expectationColumns(op.expect);
+      let digest: Uint8Array | null = null;
+      let contentRef: number | null = null;
+      if (op.op === "put") {
+        let content = buffer.contents.get(op.sha256);
+        if (content === undefined) {
+          content = { ref: buffer.nextRef++, digest: fromHex(op.sha256), data: op.bytes.slice() };
+          buffer.contents.set(op.sha256, content);
+          buffer.bytes += op.bytes.byteLength;
+        }
+        digest = content.digest;
+        contentRef = content.ref;
+      }
+      buffer.rows.push({
+        batch: placement.batch.batch,
+        ordinal: ordinal++,
+        kind: op.op,
+        key: op.key,
+        digest,
+        contentRef,
+        expect,
+        expectDigest,
+      });
+    }
   }
 }
 

@@ -1,71 +1,53 @@
 /**
  * A unit of work on the commit log: `stage(change)` as the work happens,
- * then `commit()` once (or `abandon()`).
+ * then `commit()` once (or `abandon()`). This module is the unit's state
+ * machine — staging → sealed → done, or abandoned; incomplete when resumed
+ * mid-staging or after a failed discard — and the one queue its operations
+ * take turns in. Each concern it drives has its own module:
  *
- * - Staging checks each change whole (`invalid_change`), places it in the
- *   batch plan (./planner.ts) and keeps it in a bounded buffer that spills
- *   to the log's staging area (./staging.ts). `stage` either stages the
- *   change or throws and stages nothing.
- * - `commit` seals the unit (the last spill and the seal are one
- *   transaction), then decides every batch in order — data partitions
- *   first, run partitions last — each in its own transaction
- *   (./batch-commit.ts). A partition whose expectation fails is refused
- *   whole; the others still commit.
- * - The run-record rule is **hold back**: if any data partition of the unit
- *   was refused, none of the unit's run partitions commit; they are
- *   reported refused with reason `held_back`. A run record therefore never
- *   names data whose partition was refused (docs/commit-log.md says why).
- * - Every decision is stored with the batch, so committing again — after an
+ * - staging: each change is checked whole (`invalid_change`), placed in the
+ *   batch plan (./planner.ts) and kept in a bounded buffer that spills to
+ *   the log's staging area (./staging.ts). `stage` either stages the change
+ *   or throws and stages nothing.
+ * - scopes (./unit-scope.ts): `openScope()` stages provisionally, and a
+ *   discard returns the unit to where the scope began. Scopes take turns
+ *   with every other operation of the unit. A discard that could not remove
+ *   spilled rows leaves the unit `incomplete`: it can then only be
+ *   abandoned, never commit a change nobody wrote.
+ * - the decision (./unit-decide.ts): `commit` seals the unit (the last spill
+ *   and the seal are one transaction), then decides every batch in order,
+ *   holding run partitions back once a data partition was refused. Every
+ *   decision is stored with its batch, so committing again — after an
  *   error, or in another process after a crash (`log.resume(txnId)`) — keeps
- *   the txn id, skips what landed or was refused, and lands only the rest.
- * - `openScope()` stages provisionally: the scope marks where the unit
- *   stood (buffer, batch plan, spill count), and `discard()` returns the
- *   unit exactly there — truncating the buffer, or, when a spill happened
- *   since, deleting what the spills wrote (./staging.ts `discardSince`) in
- *   one transaction. Scopes take turns with every other operation of the
- *   unit, so nothing else is staged between a mark and its discard. A
- *   discard that could not remove spilled rows leaves the unit `incomplete`:
- *   it can then only be abandoned, never commit a change nobody wrote.
- * - After the batches, the chunk check (./chunks.ts) re-stores any missing
+ *   the txn id and lands only the rest.
+ * - after the batches, the chunk check (./chunks.ts) re-stores any missing
  *   content; then the staged ops and contents are deleted and the unit is
  *   done. Its batch rows stay as its outcome, so a later commit() or resume
  *   answers the same result.
- * - Reconciliation: a datastore hook the unit was bound to attaches its
- *   DocumentReconciler (`attachReconciler`). The datastore already holds
- *   every document the unit staged, so where a staged change does not land
- *   the document is put back to what the log holds: after commit, every key
- *   of a refused or held-back partition; on abandon, every key staged. The
- *   keys are read from the staged ops (buffer and staging area) before they
- *   are deleted, a page at a time; a failed reconciliation
- *   (`reconcile_failed`) leaves the staged ops in place, so commit() or
- *   abandon() again reconciles again (it is idempotent).
+ * - reconciliation (./unit-reconcile.ts): the datastores bound to the unit
+ *   are put back to what the log holds where a staged change did not land.
+ * - row mapping (./unit-rows.ts).
  */
 import { checkChange, type TypedChange } from "../changes/change.js";
 import { RunledgerError } from "../port/errors.js";
-import { sha256Hex } from "../port/hash.js";
-import type { Row } from "../port/values.js";
-import { type BatchRow, commitBatch } from "./batch-commit.js";
+import { keysetRows } from "../port/keyset.js";
 import { checkChunks } from "./chunks.js";
 import type { DatabaseAccess, LogContext } from "./context.js";
-import { expectationColumns, expectationOf, fromHex, hexOrNull } from "./digests.js";
-import { BatchPlanner, type PlannerMark } from "./planner.js";
-import { LogReader, landedContentMissing, reconciledKey } from "./reader.js";
-import { clearStaging, discardSince, StagingBuffer, seal, spill } from "./staging.js";
+import { BatchPlanner } from "./planner.js";
+import { bufferPlacements, clearStaging, StagingBuffer, seal, spill } from "./staging.js";
 import type {
   AbandonResult,
-  ChunkCheck,
   CommitResult,
-  CommittedPartition,
   ContentSource,
   DocumentReconciler,
-  ExpectationFailure,
-  LandedVersion,
-  LogCommit,
   ReconciledKey,
-  RefusedPartition,
   StagedOp,
   StagingScope,
 } from "./types.js";
+import { decideBatches, readOutcome } from "./unit-decide.js";
+import { type ReconcileParts, reconcileUnit } from "./unit-reconcile.js";
+import { toStagedOp } from "./unit-rows.js";
+import { markOf, rollBackTo, type ScopedParts, stagingScope, type UnitMark } from "./unit-scope.js";
 
 export type UnitState =
   /** Taking changes. */
@@ -93,15 +75,6 @@ export interface UnitOptions {
 const DEFAULT_SPILL_OPS = 1024;
 const DEFAULT_SPILL_BYTES = 4 << 20;
 const PAGE = 512;
-
-/** Where a unit stood when a scope opened. */
-interface UnitMark {
-  readonly planner: PlannerMark;
-  readonly rows: number;
-  readonly bytes: number;
-  readonly nextRef: number;
-  readonly spills: number;
-}
 
 export class CommitUnit {
   readonly txnId: string;
@@ -172,54 +145,24 @@ export class CommitUnit {
    */
   openScope(): Promise<StagingScope> {
     return new Promise<StagingScope>((opened) => {
-      void this.#serialize(() => new Promise<void>((ended) => opened(this.#scope(ended))));
+      void this.#serialize(
+        () =>
+          new Promise<void>((ended) => {
+            const mark = this.#state === "staging" ? markOf(this.#scoped()) : undefined;
+            const hooks = {
+              stage: (changes: TypedChange | readonly TypedChange[]) => this.#stageNow(changes),
+              confirm: () => {
+                if (mark !== undefined) this.#planner.release(mark.planner);
+              },
+              discard: async () => {
+                if (mark !== undefined && this.#state === "staging") await this.#discardSince(mark);
+              },
+              ended: () => closed(this.txnId, "stage a change", "its staging scope has ended"),
+            };
+            opened(stagingScope(hooks, ended));
+          }),
+      );
     });
-  }
-
-  #scope(ended: () => void): StagingScope {
-    const mark: UnitMark | undefined =
-      this.#state === "staging"
-        ? {
-            planner: this.#planner.mark(),
-            rows: this.#buffer.rows.length,
-            bytes: this.#buffer.bytes,
-            nextRef: this.#buffer.nextRef,
-            spills: this.#spills,
-          }
-        : undefined;
-    let open = true;
-    let tail: Promise<unknown> = Promise.resolve();
-    const inTurn = <T>(operation: () => Promise<T>): Promise<T> => {
-      const turn = tail.then(operation);
-      tail = turn.catch(() => undefined);
-      return turn;
-    };
-    const end = () => {
-      open = false;
-      ended();
-    };
-    return {
-      stage: (changes) =>
-        inTurn(async () => {
-          if (!open) throw closed(this.txnId, "stage a change", "its staging scope has ended");
-          await this.#stageNow(changes);
-        }),
-      confirm: () =>
-        inTurn(async () => {
-          if (!open) return;
-          if (mark !== undefined) this.#planner.release(mark.planner);
-          end();
-        }),
-      discard: () =>
-        inTurn(async () => {
-          if (!open) return;
-          try {
-            if (mark !== undefined && this.#state === "staging") await this.#discardSince(mark);
-          } finally {
-            end();
-          }
-        }),
-    };
   }
 
   async #stageNow(changes: TypedChange | readonly TypedChange[]): Promise<void> {
@@ -228,79 +171,28 @@ export class CommitUnit {
     const checked = list.map((change) => checkChange(change));
     if (this.#full()) await this.#spill();
     const now = this.#context.clock();
-    for (const change of checked) this.#place(change, now);
+    for (const change of checked) bufferPlacements(this.#buffer, this.#planner.place(change, now));
   }
 
-  /** Returns the unit to where it stood at the mark, in memory and in the staging area. */
+  /** Returns the unit to a scope's mark; when that fails the unit can only be abandoned. */
   async #discardSince(mark: UnitMark): Promise<void> {
-    const buffer = this.#buffer;
-    if (this.#spills === mark.spills) {
-      // Everything staged since the mark is still in the buffer, after its first mark.rows rows.
-      buffer.rows.length = mark.rows;
-      for (const [sha256, content] of buffer.contents) {
-        if (content.ref >= mark.nextRef) buffer.contents.delete(sha256);
-      }
-      for (const batch of buffer.batches.keys()) {
-        if (batch >= mark.planner.nextBatch) buffer.batches.delete(batch);
-      }
-      buffer.bytes = mark.bytes;
-    } else {
-      // A spill since the mark wrote some of it to the staging area; the
-      // buffer holds only what came after that spill, all of it since the mark.
-      const filled = [...mark.planner.prior.values()].flatMap((prior) =>
-        prior.batch === undefined
-          ? []
-          : [{ batch: prior.batch.batch, opCount: prior.opCount, expectCount: prior.expectCount }],
-      );
-      const since = { nextBatch: mark.planner.nextBatch, nextRef: mark.nextRef, filled };
-      try {
-        await this.#access.transact((tx) => discardSince(tx, this.txnId, since));
-      } catch (error) {
-        this.#state = "incomplete";
-        this.#incompleteBecause = "discard_failed";
-        throw error;
-      }
-      buffer.clear();
+    try {
+      await rollBackTo(this.#scoped(), mark);
+    } catch (error) {
+      this.#state = "incomplete";
+      this.#incompleteBecause = "discard_failed";
+      throw error;
     }
-    buffer.nextRef = mark.nextRef;
-    this.#planner.rollBack(mark.planner);
   }
 
-  #place(change: TypedChange, now: number): void {
-    const buffer = this.#buffer;
-    for (const placement of this.#planner.place(change, now)) {
-      buffer.batches.set(placement.batch.batch, placement.batch);
-      let ordinal = placement.ordinal;
-      for (const op of placement.ops) {
-        const [expect, expectDigest] = expectationColumns(op.expect);
-        let digest: Uint8Array | null = null;
-        let contentRef: number | null = null;
-        if (op.op === "put") {
-          let content = buffer.contents.get(op.sha256);
-          if (content === undefined) {
-            content = {
-              ref: buffer.nextRef++,
-              digest: fromHex(op.sha256),
-              data: op.bytes.slice(),
-            };
-            buffer.contents.set(op.sha256, content);
-            buffer.bytes += op.bytes.byteLength;
-          }
-          digest = content.digest;
-          contentRef = content.ref;
-        }
-        buffer.rows.push({
-          batch: placement.batch.batch,
-          ordinal: ordinal++,
-          kind: op.op,
-          key: op.key,
-          digest,
-          contentRef,
-          expect,
-          expectDigest,
-        });
-      }
-    }
+  #scoped(): ScopedParts {
+    return {
+      txnId: this.txnId,
+      access: this.#access,
+      planner: this.#planner,
+      buffer: this.#buffer,
+      spills: this.#spills,
+    };
   }
 
   /** Every op staged and not yet committed, in batch order (read from the staging area). */
@@ -308,25 +200,26 @@ export class CommitUnit {
     await this.#serialize(async () => {
       if (this.#state === "staging" && !this.#buffer.empty) await this.#spill();
     });
-    let batch = -1;
-    let ordinal = -1;
-    for (;;) {
-      const { rows } = await this.#access.read((reader) =>
-        reader.execute(
-          `SELECT o.batch, o.ordinal, b.partition, b.intent, o.kind, o.key, o.digest, o.expect,
+    const rows = keysetRows({
+      start: { batch: -1, ordinal: -1 },
+      page: (after, limit) =>
+        this.#access.read(
+          async (reader) =>
+            (
+              await reader.execute(
+                `SELECT o.batch, o.ordinal, b.partition, b.intent, o.kind, o.key, o.digest, o.expect,
   o.expect_digest
 FROM staged_op o JOIN unit_batch b ON b.txn_id = o.txn_id AND b.batch = o.batch
 WHERE o.txn_id = ? AND b.state = 'staged' AND (o.batch > ? OR (o.batch = ? AND o.ordinal > ?))
 ORDER BY o.batch, o.ordinal LIMIT ?`,
-          [this.txnId, batch, batch, ordinal, PAGE],
+                [this.txnId, after.batch, after.batch, after.ordinal, limit],
+              )
+            ).rows,
         ),
-      );
-      for (const row of rows) yield toStagedOp(row);
-      if (rows.length < PAGE) return;
-      const last = rows[rows.length - 1]!;
-      batch = Number(last.batch);
-      ordinal = Number(last.ordinal);
-    }
+      keyOf: (last) => ({ batch: Number(last.batch), ordinal: Number(last.ordinal) }),
+      limit: PAGE,
+    });
+    for await (const row of rows) yield toStagedOp(row);
   }
 
   /**
@@ -348,7 +241,7 @@ ORDER BY o.batch, o.ordinal LIMIT ?`,
         this.#state = "sealed";
       }
       if (this.#state === "sealed") {
-        await this.#decideBatches();
+        await decideBatches(this.#access, this.#context, this.txnId);
         const chunks = await checkChunks(
           this.#access,
           { txnId: this.txnId },
@@ -358,9 +251,11 @@ ORDER BY o.batch, o.ordinal LIMIT ?`,
         const now = this.#context.clock();
         await this.#access.transact((tx) => clearStaging(tx, this.txnId, { now }));
         this.#state = "done";
-        this.#result = await this.#readResult(chunks, reconciled);
+        this.#result = await readOutcome(this.#access, this.txnId, chunks, reconciled);
       }
-      this.#result ??= await this.#readResult(
+      this.#result ??= await readOutcome(
+        this.#access,
+        this.txnId,
         await checkChunks(this.#access, { txnId: this.txnId }, this.#options.contentSource),
         [],
       );
@@ -387,207 +282,15 @@ ORDER BY o.batch, o.ordinal LIMIT ?`,
     });
   }
 
-  /**
-   * Puts every attached datastore's documents back to what the log holds,
-   * for the keys whose staged change did not land: `unlanded` — the keys of
-   * refused and held-back batches (after the batches were decided); `all` —
-   * every key staged, in the staging area and still in the buffer (abandon).
-   * Reads the staged ops a page at a time in batch order; each key once.
-   */
-  async #reconcile(which: "unlanded" | "all"): Promise<ReconciledKey[]> {
-    if (this.#reconcilers.size === 0) return [];
-    const seen = new Set<string>();
-    const reconciled: ReconciledKey[] = [];
-    const apply = async (keys: { partition: string; key: string }[]) => {
-      const fresh = keys.filter(({ partition, key }) => {
-        const id = `${partition}\u0000${key}`;
-        if (seen.has(id)) return false;
-        seen.add(id);
-        return true;
-      });
-      if (fresh.length === 0) return;
-      const versions = await this.#access.read((reader) =>
-        new LogReader(reader).landedVersions(fresh),
-      );
-      const complete: LandedVersion[] = [];
-      for (const version of versions) complete.push(await this.#withBytes(version));
-      let applied = false;
-      try {
-        for (const reconciler of this.#reconcilers) {
-          if (await reconciler.reconcile(complete)) applied = true;
-        }
-      } catch (error) {
-        throw reconcileFailed(this.txnId, error);
-      }
-      if (!applied) return;
-      for (const version of complete) reconciled.push(reconciledKey(version));
-    };
-    const states =
-      which === "all" ? "'staged', 'committed', 'refused', 'held'" : "'refused', 'held'";
-    let after = { batch: -1, ordinal: -1 };
-    for (;;) {
-      const rows = await this.#access.read(
-        async (reader) =>
-          (
-            await reader.execute(
-              `SELECT o.batch, o.ordinal, b.partition, o.key FROM staged_op o
-JOIN unit_batch b ON b.txn_id = o.txn_id AND b.batch = o.batch
-WHERE o.txn_id = ? AND b.state IN (${states})
-  AND (o.batch > ? OR (o.batch = ? AND o.ordinal > ?))
-ORDER BY o.batch, o.ordinal LIMIT ?`,
-              [this.txnId, after.batch, after.batch, after.ordinal, PAGE],
-            )
-          ).rows,
-      );
-      await apply(rows.map((row) => ({ partition: String(row.partition), key: String(row.key) })));
-      if (rows.length < PAGE) break;
-      const last = rows[rows.length - 1]!;
-      after = { batch: Number(last.batch), ordinal: Number(last.ordinal) };
-    }
-    if (which === "all") {
-      const buffer = this.#buffer;
-      for (let at = 0; at < buffer.rows.length; at += PAGE) {
-        await apply(
-          buffer.rows.slice(at, at + PAGE).map((row) => ({
-            partition: buffer.batches.get(row.batch)!.partition,
-            key: row.key,
-          })),
-        );
-      }
-    }
-    return reconciled.sort((a, b) =>
-      a.partition === b.partition
-        ? compareText(a.key, b.key)
-        : compareText(a.partition, b.partition),
-    );
-  }
-
-  /**
-   * A present version with its bytes: from the chunk store, else the unit's
-   * content source (only bytes that hash to the digest); `chunk_missing` when
-   * neither has them — a document is never put back to bytes the log lacks.
-   */
-  async #withBytes(version: LandedVersion): Promise<LandedVersion> {
-    if (version.state === "absent" || version.bytes !== undefined) return version;
-    const bytes = await this.#options.contentSource?.read(version.sha256);
-    if (bytes !== undefined && sha256Hex(bytes) === version.sha256) return { ...version, bytes };
-    throw reconcileFailed(this.txnId, landedContentMissing(version));
-  }
-
-  async #decideBatches(): Promise<void> {
-    const checked = new Set<string>();
-    let refusedData: string[] | undefined;
-    let after = { runLast: -1, batch: -1 };
-    for (;;) {
-      const page = await this.#access.read(async (reader) =>
-        (
-          await reader.execute(
-            `SELECT batch, partition, intent, run_last, op_count, expect_count, staged_at, state
-FROM unit_batch WHERE txn_id = ? AND state = 'staged'
-  AND (run_last > ? OR (run_last = ? AND batch > ?))
-ORDER BY run_last, batch LIMIT ?`,
-            [this.txnId, after.runLast, after.runLast, after.batch, PAGE],
-          )
-        ).rows.map(toBatchRow),
-      );
-      for (const batch of page) {
-        if (batch.runLast) {
-          refusedData ??= await this.#refusedDataPartitions();
-          if (refusedData.length > 0) return this.#holdRunBatches(refusedData);
-        }
-        const now = this.#context.clock();
-        const whole = !checked.has(batch.partition);
-        await this.#access.transact((tx) =>
-          commitBatch(tx, this.txnId, batch, { checkWholePartition: whole, now }),
-        );
-        checked.add(batch.partition);
-      }
-      if (page.length < PAGE) return;
-      const last = page[page.length - 1]!;
-      after = { runLast: last.runLast ? 1 : 0, batch: last.batch };
-    }
-  }
-
-  #refusedDataPartitions(): Promise<string[]> {
-    return this.#access.read(async (reader) => {
-      const { rows } = await reader.execute(
-        `SELECT DISTINCT partition FROM unit_batch
-WHERE txn_id = ? AND run_last = 0 AND state = 'refused' ORDER BY partition`,
-        [this.txnId],
-      );
-      return rows.map((row) => String(row.partition));
-    });
-  }
-
-  async #holdRunBatches(refusedData: string[]): Promise<void> {
-    const outcome = JSON.stringify({ reason: "held_back", heldBecause: refusedData });
-    await this.#access.transact((tx) =>
-      tx.execute(
-        `UPDATE unit_batch SET state = 'held', outcome = ?
-WHERE txn_id = ? AND run_last = 1 AND state = 'staged'`,
-        [outcome, this.txnId],
-      ),
-    );
-  }
-
-  async #readResult(chunks: ChunkCheck, reconciled: ReconciledKey[]): Promise<CommitResult> {
-    const rows = await this.#access.read(
-      async (reader) =>
-        (
-          await reader.execute(
-            `SELECT b.batch, b.partition, b.state, b.outcome, c.commit_id, c.txn_id, c.sequence,
-  c.intent, c.op_count, c.staged_at, c.committed_at
-FROM unit_batch b LEFT JOIN log_commit c ON c.txn_id = b.txn_id AND c.batch = b.batch
-WHERE b.txn_id = ? ORDER BY b.run_last, b.batch`,
-            [this.txnId],
-          )
-        ).rows,
-    );
-    const committed = new Map<string, LogCommit[]>();
-    const refused = new Map<string, RefusedPartition>();
-    const landed = rows
-      .filter((row) => row.state === "committed" && row.commit_id !== null)
-      .sort((a, b) => Number(a.commit_id) - Number(b.commit_id));
-    for (const row of landed) {
-      const partition = String(row.partition);
-      const list = committed.get(partition) ?? [];
-      list.push(toLogCommit(row));
-      committed.set(partition, list);
-    }
-    for (const row of rows) {
-      if (row.state !== "refused" && row.state !== "held") continue;
-      const partition = String(row.partition);
-      const known = refused.get(partition);
-      if (known !== undefined) {
-        (known.batches as number[]).push(Number(row.batch));
-        continue;
-      }
-      const outcome = JSON.parse(String(row.outcome ?? "{}")) as {
-        reason?: string;
-        failures?: ExpectationFailure[];
-        failureCount?: number;
-        heldBecause?: string[];
-      };
-      refused.set(partition, {
-        partition,
-        reason: row.state === "held" ? "held_back" : "expectation_failed",
-        batches: [Number(row.batch)],
-        failures: outcome.failures ?? [],
-        failureCount: outcome.failureCount ?? 0,
-        heldBecause: outcome.heldBecause ?? [],
-      });
-    }
-    const committedList: CommittedPartition[] = [...committed].map(([partition, commits]) => ({
-      partition,
-      commits,
-    }));
-    return {
+  #reconcile(which: "unlanded" | "all"): Promise<ReconciledKey[]> {
+    const parts: ReconcileParts = {
       txnId: this.txnId,
-      committed: committedList,
-      refused: [...refused.values()],
-      chunks,
-      reconciled,
+      access: this.#access,
+      reconcilers: this.#reconcilers,
+      buffer: this.#buffer,
+      contentSource: this.#options.contentSource,
     };
+    return reconcileUnit(parts, which);
   }
 
   #full(): boolean {
@@ -631,23 +334,6 @@ function closed(txnId: string, action: string, why: string): RunledgerError {
   );
 }
 
-function reconcileFailed(txnId: string, cause: unknown): RunledgerError {
-  if (cause instanceof RunledgerError && cause.code === "reconcile_failed") return cause;
-  const code = cause instanceof RunledgerError ? cause.code : undefined;
-  return new RunledgerError(
-    "reconcile_failed",
-    `unit ${txnId} could not put the datastore's documents back to what the commit log holds ` +
-      `(${cause instanceof Error ? cause.message : String(cause)}); its staged ops are kept: ` +
-      "fix the cause and call commit() (or abandon()) again, which reconciles again",
-    { cause, details: { txnId, ...(code === undefined ? {} : { causeCode: code }) } },
-  );
-}
-
-/** A stable order for the report (UTF-16 code units). */
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 function incomplete(txnId: string, because: "stopped" | "discard_failed"): RunledgerError {
   const why =
     because === "stopped"
@@ -659,44 +345,4 @@ function incomplete(txnId: string, because: "stopped" | "discard_failed"): Runle
     `unit ${txnId} ${why} and must not land; abandon() it and stage the work again`,
     { details: { txnId, reason: because } },
   );
-}
-
-function toBatchRow(row: Row): BatchRow {
-  return {
-    batch: Number(row.batch),
-    partition: String(row.partition),
-    intent: row.intent as BatchRow["intent"],
-    runLast: Number(row.run_last) === 1,
-    opCount: Number(row.op_count),
-    expectCount: Number(row.expect_count),
-    stagedAt: Number(row.staged_at),
-    state: row.state as BatchRow["state"],
-  };
-}
-
-export function toLogCommit(row: Row): LogCommit {
-  return {
-    commitId: Number(row.commit_id),
-    txnId: String(row.txn_id),
-    batch: Number(row.batch),
-    partition: String(row.partition),
-    sequence: Number(row.sequence),
-    intent: row.intent as LogCommit["intent"],
-    opCount: Number(row.op_count),
-    stagedAt: Number(row.staged_at),
-    committedAt: Number(row.committed_at),
-  };
-}
-
-function toStagedOp(row: Row): StagedOp {
-  return {
-    batch: Number(row.batch),
-    ordinal: Number(row.ordinal),
-    partition: String(row.partition),
-    intent: row.intent as StagedOp["intent"],
-    op: row.kind === "put" ? "put" : "tombstone",
-    key: String(row.key),
-    sha256: hexOrNull(row.digest),
-    expect: expectationOf(row.expect, row.expect_digest),
-  };
 }

@@ -1,3 +1,8 @@
+/**
+ * The provider's record of one open database: why there is exactly one per
+ * canonical location (see docs/architecture.md, "One entry per file"), and
+ * the state every lease of it shares.
+ */
 import type { DriverConnection } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { TurnQueue } from "./queue.js";

@@ -1,3 +1,8 @@
+/**
+ * Leases: the handles callers hold on an entry. Kept apart from the
+ * provider because a lease is what callers use (transact, read, release),
+ * while the provider only hands leases out and takes them back.
+ */
 import type { AsyncContext } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { runReadTransaction, runWriteTransaction } from "../transaction/owner.js";

@@ -1,3 +1,8 @@
+/**
+ * Opening without creating, for every kind of database core stores (run,
+ * commit log, read model, datastore): one place that turns the driver's
+ * "cannot open" for a missing file into `not_found`.
+ */
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import type { Lease } from "./lease.js";
 import type { ConnectionProvider, OpenRequest } from "./provider.js";

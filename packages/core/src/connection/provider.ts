@@ -1,3 +1,8 @@
+/**
+ * The connection provider: one entry per canonical location, opened once,
+ * established in its first turn, shared by leases and closed when idle. The
+ * only place a driver connection is opened or closed.
+ */
 import type {
   AsyncContext,
   ConnectionSettings,

@@ -1,3 +1,8 @@
+/**
+ * The part every store shares (RunStore, CommitLogStore, ReadModelStore,
+ * the datastore's): a provider built with its kind's establish hook, and the
+ * provider's lifetime calls, written once.
+ */
 import type { EntrySummary } from "./provider.js";
 import { ConnectionProvider, type ConnectionProviderOptions, type Establish } from "./provider.js";
 

@@ -1,3 +1,8 @@
+/**
+ * Typed queries: a Kysely dialect over the port, so that code above it and
+ * applications can write Kysely queries that run on every adapter, inside
+ * core's transactions.
+ */
 import {
   CompiledQuery,
   type DatabaseConnection,

@@ -1,3 +1,7 @@
+/**
+ * The driver interface: what an adapter implements, and nothing more. Every
+ * other file of core is written against these types, never against a driver.
+ */
 import type { HashFunctions } from "./hash.js";
 import type { Row, SqlValue } from "./values.js";
 

@@ -1,3 +1,8 @@
+/**
+ * SHA-256 and the hex codec: content addresses are digests, and digests
+ * travel as hex in the API and as bytes in the database, so the hashing and
+ * the one conversion between the two forms live here.
+ */
 import { sha256 as nobleSha256 } from "@noble/hashes/sha2.js";
 
 /**
@@ -100,10 +105,26 @@ export function utf8(text: string): Uint8Array {
   return encoder.encode(text);
 }
 
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+/** Each byte value's two lower-case hex digits: the table `toHex` (and the id generator) reads. */
+export const HEX_PAIRS: readonly string[] = Array.from({ length: 256 }, (_, i) =>
+  i.toString(16).padStart(2, "0"),
+);
 
+/** Bytes as lower-case hex, two characters a byte: how digests and ids travel in the API. */
 export function toHex(bytes: Uint8Array): string {
   let out = "";
-  for (let i = 0; i < bytes.length; i++) out += HEX[bytes[i]!];
+  for (let i = 0; i < bytes.length; i++) out += HEX_PAIRS[bytes[i]!];
   return out;
+}
+
+/**
+ * Hex back to bytes: the inverse of `toHex`. The caller has checked the text
+ * (even length, hex digits only; either case decodes).
+ */
+export function fromHex(hex: string): Uint8Array {
+  const bytes = new Uint8Array(hex.length >> 1);
+  for (let i = 0; i < bytes.length; i++) {
+    bytes[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  }
+  return bytes;
 }

@@ -10,6 +10,7 @@
  * counter runs out, the timestamp is advanced by one millisecond rather than
  * going backwards.
  */
+import { HEX_PAIRS } from "./hash.js";
 
 let lastMs = 0;
 let counter = 0;
@@ -31,26 +32,26 @@ export function timeOrderedId(now: number = Date.now()): string {
   // with the counter, variant 10, random bits: 8-4-4-4-12 hex digits.
   const high = Math.floor(ms / 2 ** 16);
   return (
-    HEX[(high >>> 24) & 0xff]! +
-    HEX[(high >>> 16) & 0xff]! +
-    HEX[(high >>> 8) & 0xff]! +
-    HEX[high & 0xff]! +
+    HEX_PAIRS[(high >>> 24) & 0xff]! +
+    HEX_PAIRS[(high >>> 16) & 0xff]! +
+    HEX_PAIRS[(high >>> 8) & 0xff]! +
+    HEX_PAIRS[high & 0xff]! +
     "-" +
-    HEX[(ms >>> 8) & 0xff]! +
-    HEX[ms & 0xff]! +
+    HEX_PAIRS[(ms >>> 8) & 0xff]! +
+    HEX_PAIRS[ms & 0xff]! +
     "-" +
-    HEX[0x70 | (counter >>> 8)]! +
-    HEX[counter & 0xff]! +
+    HEX_PAIRS[0x70 | (counter >>> 8)]! +
+    HEX_PAIRS[counter & 0xff]! +
     "-" +
-    HEX[0x80 | (r[0]! & 0x3f)]! +
-    HEX[r[1]!]! +
+    HEX_PAIRS[0x80 | (r[0]! & 0x3f)]! +
+    HEX_PAIRS[r[1]!]! +
     "-" +
-    HEX[r[2]!]! +
-    HEX[r[3]!]! +
-    HEX[r[4]!]! +
-    HEX[r[5]!]! +
-    HEX[r[6]!]! +
-    HEX[r[7]!]!
+    HEX_PAIRS[r[2]!]! +
+    HEX_PAIRS[r[3]!]! +
+    HEX_PAIRS[r[4]!]! +
+    HEX_PAIRS[r[5]!]! +
+    HEX_PAIRS[r[6]!]! +
+    HEX_PAIRS[r[7]!]!
   );
 }
 
@@ -67,5 +68,3 @@ function randomBytes(count: number): Uint8Array {
   poolOffset += count;
   return bytes;
 }
-
-const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));

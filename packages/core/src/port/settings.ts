@@ -1,3 +1,8 @@
+/**
+ * Journal mode and durability, applied the same way by every adapter's
+ * `configure` and checked afterwards: SQLite may quietly keep another
+ * journal mode.
+ */
 import type { ConnectionSettings, DriverConnection } from "./driver.js";
 import { RunledgerError } from "./errors.js";
 

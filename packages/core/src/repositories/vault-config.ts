@@ -9,7 +9,7 @@
  * Ordering keeps every document's secrets available: values are stored
  * before the document that names them, and removed only after it is gone.
  */
-import type { JsonObject } from "../run/json.js";
+import type { JsonObject } from "../port/json.js";
 import type { RepositoryOptions } from "./builders.js";
 import type { Datastore } from "./datastore/datastore.js";
 import { DefinitionRepository } from "./definitions.js";

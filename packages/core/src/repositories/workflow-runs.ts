@@ -11,8 +11,8 @@
  */
 import type { RunTarget } from "../changes/change.js";
 import { runPartition } from "../changes/partitions.js";
+import type { JsonObject } from "../port/json.js";
 import { stageTyped, typedStagingActive } from "../routing/route.js";
-import type { JsonObject } from "../run/json.js";
 import { buildersOf, type ChangeBuilders, type RepositoryOptions } from "./builders.js";
 import type { Datastore } from "./datastore/datastore.js";
 import {

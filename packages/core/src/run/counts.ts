@@ -1,3 +1,7 @@
+/**
+ * `snapshot.counts()`: how much a run holds, for operators and tests, in one
+ * statement.
+ */
 import type { Executor } from "../port/driver.js";
 
 /** How much a run holds: its journal's events and range, and the workspace's stored objects. */

@@ -1,13 +1,18 @@
+/**
+ * The run database's establish hook: what happens in an entry's first turn
+ * before any lease of a run exists (recognize, create if asked, check the
+ * singleton rows, then WAL).
+ */
 import type { Establish } from "../connection/provider.js";
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
+import { toJsonText } from "../port/json.js";
 import type { Row } from "../port/values.js";
 import { createSchema } from "../schema/create.js";
 import { asDamage, describeFresh, recognize } from "../schema/recognize.js";
 import type { WriteScope } from "../transaction/scope.js";
 import { EMPTY_NODE } from "../workspace/node.js";
 import { insertObjects, nodeRows } from "../workspace/objects.js";
-import { toJsonText } from "./json.js";
 import { APPLICATION_ID, RUN_SCHEMA_VERSION, SCHEMA_V1 } from "./schema-v1.js";
 import type { RunContext, RunCreate } from "./types.js";
 

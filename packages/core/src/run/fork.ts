@@ -1,3 +1,7 @@
+/**
+ * `RunStore.fork`: a new run that starts from another run's workspace at a
+ * chosen root, copying only what that root reaches.
+ */
 import type { Lease } from "../connection/lease.js";
 import { RunledgerError } from "../port/errors.js";
 import { toHex } from "../port/hash.js";

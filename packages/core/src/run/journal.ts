@@ -1,10 +1,16 @@
+/**
+ * The journal: the run's append-only event log, its reads and its appends
+ * (idempotency keys, gap-free sequences, the workspace root each event
+ * records).
+ */
 import type { Executor } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import { toHex } from "../port/hash.js";
+import { type JsonObject, toJsonText } from "../port/json.js";
+import { keysetRows } from "../port/keyset.js";
 import type { Row } from "../port/values.js";
 import type { WriteScope } from "../transaction/scope.js";
 import { EMPTY_ROOT_ID_BYTES } from "../workspace/node.js";
-import { type JsonObject, toJsonText } from "./json.js";
 import { isLifecycleRefusal, lifecycleRefusal } from "./lifecycle.js";
 import type { AppendResult, JournalEvent, RunContext, RunStatus } from "./types.js";
 
@@ -61,14 +67,12 @@ export class JournalReader {
 
   /** Every event after `after`, fetched a page at a time so a long journal never sits whole in memory. */
   async *stream(options: { after?: number; pageSize?: number } = {}): AsyncGenerator<JournalEvent> {
-    let after = options.after ?? 0;
-    const limit = options.pageSize ?? 500;
-    for (;;) {
-      const page = await this.list({ after, limit });
-      yield* page;
-      if (page.length < limit) return;
-      after = page[page.length - 1]!.sequence;
-    }
+    yield* keysetRows({
+      start: options.after ?? 0,
+      page: (after, limit) => this.list({ after, limit }),
+      keyOf: (event) => event.sequence,
+      limit: options.pageSize ?? 500,
+    });
   }
 }
 

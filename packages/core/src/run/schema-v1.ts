@@ -35,6 +35,7 @@
  */
 import { manifestDigest, type SchemaManifest } from "../schema/manifest.js";
 import { autoIndex, index, table, trigger, view } from "../schema/objects.js";
+import { CHUNK_SIZE } from "../workspace/files.js";
 import { EMPTY_ROOT_ID } from "../workspace/node.js";
 
 /** PRAGMA application_id of every runledger run database: "RLDG" in ASCII. */
@@ -42,9 +43,6 @@ export const APPLICATION_ID = 0x524c4447;
 
 /** The run database format this build reads and writes. */
 export const RUN_SCHEMA_VERSION = 1;
-
-/** The size blobs are cut into when written. Readers follow each blob's own chunk list. */
-export const CHUNK_SIZE = 256 * 1024;
 
 const RUN_STATUSES = "'running', 'suspended', 'interrupted', 'completed', 'failed', 'cancelled'";
 

@@ -1,9 +1,15 @@
+/**
+ * What a run lease hands its callbacks: the transaction and snapshot views
+ * that put the journal, the run row and the workspace side by side, and the
+ * journal the workspace publishes roots through.
+ */
 import { type LiveSchema, readLiveSchema } from "../schema/recognize.js";
 import type { ReadScope, WriteScope } from "../transaction/scope.js";
 import type { WorkspaceContext } from "../workspace/objects.js";
+import type { RootJournal } from "../workspace/publish.js";
 import { WorkspaceReader, WorkspaceWriter } from "../workspace/workspace.js";
 import { countRun, type RunCounts } from "./counts.js";
-import { JournalReader, JournalWriter, type RootHint } from "./journal.js";
+import { JournalReader, JournalWriter, journalText, type RootHint, readHead } from "./journal.js";
 import { RunRecordReader, RunRecordWriter } from "./run-row.js";
 import type { RunContext } from "./types.js";
 
@@ -27,7 +33,12 @@ export class RunTransaction {
     this.#hint = hint;
     this.journal = new JournalWriter(scope, context, hint);
     this.run = new RunRecordWriter(scope, context, (at) => new JournalWriter(at, context, hint));
-    this.workspace = new WorkspaceWriter(scope, context, context.workspace, hint);
+    this.workspace = new WorkspaceWriter(
+      scope,
+      context,
+      context.workspace,
+      rootJournal(context, hint),
+    );
   }
 
   /** Runs `fn` in a savepoint: its writes are undone if it throws, and the transaction continues. */
@@ -64,4 +75,19 @@ export class RunSnapshot {
   counts(): Promise<RunCounts> {
     return countRun(this.#scope);
   }
+}
+
+/** The run's journal as its workspace publishes roots through it (workspace/publish.ts). */
+function rootJournal(context: RunContext, hint: RootHint): RootJournal {
+  return {
+    text: journalText,
+    at(scope) {
+      const journal = new JournalWriter(scope, context, hint);
+      return {
+        guess: () => journal.guess(),
+        head: () => readHead(scope),
+        publish: (text, base, root) => journal.publish(text, base, root),
+      };
+    },
+  };
 }

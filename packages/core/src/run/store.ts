@@ -1,3 +1,7 @@
+/**
+ * The run API's entry: RunStore opens runs (creating, read-only, forking)
+ * and RunLease runs transactions and snapshots on one.
+ */
 import type { Lease } from "../connection/lease.js";
 import { openExisting } from "../connection/open-existing.js";
 import type { ConnectionProviderOptions } from "../connection/provider.js";

@@ -1,6 +1,10 @@
+/**
+ * The run API's value types (statuses, stop reasons, events, results) and
+ * the context a run store shares with its leases.
+ */
 import type { InjectedContext } from "../port/context.js";
+import type { JsonObject, JsonValue } from "../port/json.js";
 import type { WorkspaceContext } from "../workspace/objects.js";
-import type { JsonObject, JsonValue } from "./json.js";
 
 export type RunStatus =
   | "running"

@@ -1,3 +1,7 @@
+/**
+ * Creating a database from its manifest, in one order that makes a cut-short
+ * creation unmistakable: identity first, user_version last.
+ */
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import type { SchemaManifest } from "./manifest.js";

@@ -1,3 +1,8 @@
+/**
+ * Schema manifests as data: the objects a database kind holds, frozen, and
+ * the digest that pins them, so that recognition compares against a constant
+ * and a schema change is visible in review.
+ */
 import { sha256Hex } from "../port/hash.js";
 
 /**

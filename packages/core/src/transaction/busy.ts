@@ -1,3 +1,7 @@
+/**
+ * Waiting out another process's lock: the retry loop for `busy`, with a
+ * deadline, used wherever core starts a write transaction.
+ */
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 
 /**

@@ -1,8 +1,26 @@
-import type { Entry } from "../connection/entry.js";
-import type { DriverTransaction } from "../port/driver.js";
+/**
+ * The transaction owner: the only code in core that issues BEGIN, COMMIT
+ * and ROLLBACK (docs/architecture.md, "One owner of transactions").
+ */
+import type { DriverConnection, DriverTransaction } from "../port/driver.js";
+import type { RunledgerError } from "../port/errors.js";
 import { retryWhileBusy } from "./busy.js";
 import { Savepoints } from "./savepoints.js";
 import { escaped, ReadScope, type TransactionState, WriteScope } from "./scope.js";
+
+/**
+ * What the owner needs of the connection it runs on: the provider's entry
+ * satisfies it, and transaction/ stays below connection/ (it names no
+ * provider type).
+ */
+export interface TransactionHost {
+  readonly location: string;
+  readonly connection: DriverConnection;
+  /** Opened read-only: its connection refuses writes for its whole life. */
+  readonly readOnly: boolean;
+  /** Marks the connection unusable after a failed cleanup, and returns the error to throw. */
+  poison(failure: unknown, cleanupFailure: unknown): RunledgerError;
+}
 
 /**
  * The only top-level transaction owner. It runs inside the entry's turn:
@@ -11,7 +29,7 @@ import { escaped, ReadScope, type TransactionState, WriteScope } from "./scope.j
  * entry is poisoned and the caller gets `poisoned`, carrying both failures.
  */
 export async function runWriteTransaction<T>(
-  entry: Entry,
+  entry: TransactionHost,
   fn: (tx: WriteScope) => Promise<T>,
   busyDeadlineMs: number,
 ): Promise<T> {
@@ -54,7 +72,7 @@ export async function runWriteTransaction<T>(
  * refused).
  */
 export async function runReadTransaction<T>(
-  entry: Entry,
+  entry: TransactionHost,
   fn: (reader: ReadScope) => Promise<T>,
 ): Promise<T> {
   const { connection } = entry;
@@ -85,7 +103,7 @@ export async function runReadTransaction<T>(
   return outcome.value;
 }
 
-async function rollBack(entry: Entry, transaction: DriverTransaction, failure: unknown) {
+async function rollBack(entry: TransactionHost, transaction: DriverTransaction, failure: unknown) {
   try {
     await transaction.rollback();
   } catch (cleanupFailure) {

@@ -1,3 +1,7 @@
+/**
+ * Savepoint names and undo: allocated by core, never taken from callers, so
+ * that nested work cannot collide with or release another's savepoint.
+ */
 import type { Executor } from "../port/driver.js";
 
 /**

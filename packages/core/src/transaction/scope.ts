@@ -1,3 +1,7 @@
+/**
+ * Scopes: the executor a transaction callback is given, which refuses use
+ * after the callback ends or while a savepoint on it runs.
+ */
 import { Kysely } from "kysely";
 import { RunledgerDialect } from "../port/dialect.js";
 import type { Executor, QueryResult } from "../port/driver.js";

@@ -17,9 +17,11 @@
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { type HashFunctions, utf8 } from "../port/hash.js";
-import { CHUNK_SIZE } from "../run/schema-v1.js";
 import { INLINE_MAX } from "./node.js";
 import { BYTES, CHUNK_LIST, idKey, type ObjectRow } from "./objects.js";
+
+/** The size blobs are cut into when written. Readers follow each blob's own chunk list. */
+export const CHUNK_SIZE = 256 * 1024;
 
 /** The part of a web ReadableStream that content is read from. */
 export interface ReadableStreamLike<T> {

@@ -11,6 +11,7 @@
 
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
+import { keysetRows } from "../port/keyset.js";
 import { EMPTY_ROOT_ID_BYTES, isNodeBytes } from "./node.js";
 import { CHUNK_LIST, idKey, type NodeCache, NodeLoader } from "./objects.js";
 
@@ -118,13 +119,12 @@ async function* pages(
   sql: string,
   column: string,
 ): AsyncGenerator<Record<string, unknown>> {
-  let after: Uint8Array = new Uint8Array(0);
-  for (;;) {
-    const { rows } = await executor.execute(sql, [after, PAGE]);
-    yield* rows;
-    if (rows.length < PAGE) return;
-    after = rows.at(-1)![column] as Uint8Array;
-  }
+  yield* keysetRows({
+    start: new Uint8Array(0) as Uint8Array,
+    page: async (after, limit) => (await executor.execute(sql, [after, limit])).rows,
+    keyOf: (row) => row[column] as Uint8Array,
+    limit: PAGE,
+  });
 }
 
 async function deleteAll(

@@ -1,9 +1,13 @@
+/**
+ * The workspace API a run transaction or snapshot exposes: reads, history,
+ * apply, pins, prune and GC over the content-addressed tree.
+ */
+import type { InjectedContext } from "../port/context.js";
 import type { Executor } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
-import { toHex } from "../port/hash.js";
-import { type Head, JournalWriter, journalText, type RootHint, readHead } from "../run/journal.js";
-import type { JsonObject } from "../run/json.js";
-import type { RunContext } from "../run/types.js";
+import { fromHex, toHex } from "../port/hash.js";
+import type { JsonObject } from "../port/json.js";
+import { keysetRows } from "../port/keyset.js";
 import type { WriteScope } from "../transaction/scope.js";
 import { type Content, readFile, storeFile, streamFile } from "./files.js";
 import { collectGarbage, type GarbageReport, pruneJournal } from "./gc.js";
@@ -18,6 +22,7 @@ import {
 } from "./objects.js";
 import { parseDirectory, parsePath } from "./paths.js";
 import { applyPlan, PLACEHOLDER, planEdits } from "./plan.js";
+import type { RootBase, RootJournal } from "./publish.js";
 import { builtBelow, entries, lookup } from "./trees.js";
 
 export interface WorkspaceEntry {
@@ -129,19 +134,19 @@ export class WorkspaceReader {
 
   /** The roots in journal order: each event whose root differs from the one before it. */
   async *history(): AsyncGenerator<HistoryEntry> {
-    let after = 0;
     let previous: string | undefined;
-    for (;;) {
-      const { rows } = await this.executor.execute(HISTORY, [after, 500]);
-      for (const row of rows) {
-        const id = toHex(row.root_id as Uint8Array);
-        if (id !== previous) {
-          yield { sequence: Number(row.sequence), eventId: String(row.event_id), rootId: id };
-          previous = id;
-        }
+    const events = keysetRows({
+      start: 0,
+      page: async (after, limit) => (await this.executor.execute(HISTORY, [after, limit])).rows,
+      keyOf: (row) => Number(row.sequence),
+      limit: 500,
+    });
+    for await (const row of events) {
+      const id = toHex(row.root_id as Uint8Array);
+      if (id !== previous) {
+        yield { sequence: Number(row.sequence), eventId: String(row.event_id), rootId: id };
+        previous = id;
       }
-      if (rows.length < 500) return;
-      after = Number(rows[rows.length - 1]!.sequence);
     }
   }
 
@@ -226,19 +231,20 @@ export interface ApplyResult {
  */
 export class WorkspaceWriter extends WorkspaceReader {
   readonly #scope: WriteScope;
-  readonly #context: RunContext;
-  readonly #hint: RootHint;
+  readonly #context: InjectedContext;
+  readonly #journal: RootJournal;
 
+  /** `journal`: the run's journal, which publishes each new root (see publish.ts). */
   constructor(
     scope: WriteScope,
-    context: RunContext,
+    context: InjectedContext,
     workspace: WorkspaceContext,
-    hint: RootHint = { root: undefined },
+    journal: RootJournal,
   ) {
     super(scope, workspace);
     this.#scope = scope;
     this.#context = context;
-    this.#hint = hint;
+    this.#journal = journal;
   }
 
   async apply(changes: ApplyChanges, options: { event?: JsonObject } = {}): Promise<ApplyResult> {
@@ -252,7 +258,7 @@ export class WorkspaceWriter extends WorkspaceReader {
       puts.map(({ segments }) => [segments, PLACEHOLDER] as const),
       deletes,
     );
-    const event = journalText(
+    const event = this.#journal.text(
       options.event ?? {
         kind: "workspace.apply",
         put: puts.map(({ segments }) => segments.join("/")),
@@ -274,8 +280,8 @@ export class WorkspaceWriter extends WorkspaceReader {
         ]);
       }
       const plan = planEdits(stored, deletes);
-      const journal = new JournalWriter(tx, this.#context, this.#hint);
-      const build = async (base: Head) => {
+      const journal = this.#journal.at(tx);
+      const build = async (base: RootBase) => {
         const loader = new NodeLoader(tx, this.workspace.nodes);
         const top = (await applyPlan(loader, hash, await loader.load(base.root), plan, []))!;
         return { loader, top };
@@ -295,7 +301,7 @@ export class WorkspaceWriter extends WorkspaceReader {
           return this.#store(tx, files, built.loader, built.top, published);
         }
       }
-      const head = await readHead(tx);
+      const head = await journal.head();
       const built = await build(head);
       const published = await journal.publish(event, head, built.top.id);
       if (published === undefined) {
@@ -368,9 +374,7 @@ export function parseRootId(root: string): Uint8Array {
       `a root id is 64 lower-case hex characters; got ${JSON.stringify(root)}`,
     );
   }
-  const bytes = new Uint8Array(32);
-  for (let i = 0; i < 32; i++) bytes[i] = Number.parseInt(root.slice(i * 2, i * 2 + 2), 16);
-  return bytes;
+  return fromHex(root);
 }
 
 function notFound(path: string): RunledgerError {

@@ -36,7 +36,7 @@ import { landedContentMissing, reconciledKey } from "../../commitlog/reader.js";
 import type { DocumentReconciler, LandedVersion, ReconciledKey } from "../../commitlog/types.js";
 import type { Executor } from "../../port/driver.js";
 import { RunledgerError } from "../../port/errors.js";
-import { sha256Hex, toHex } from "../../port/hash.js";
+import { fromHex, sha256Hex, toHex } from "../../port/hash.js";
 import type { ChangeHook, DatastoreFormat, PathChange, RouteObserver } from "../../routing/hook.js";
 import { withStagingScope } from "../../routing/route.js";
 import { type FormatMarker, formatOf, markerFor, serializeMarker } from "./marker.js";
@@ -424,11 +424,4 @@ export class Datastore {
       return { format: formatOf(marker, access.location), marker };
     });
   }
-}
-
-function fromHex(hex: string): Uint8Array {
-  const bytes = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < bytes.length; i++)
-    bytes[i] = Number.parseInt(hex.slice(2 * i, 2 * i + 2), 16);
-  return bytes;
 }

@@ -1,4 +1,10 @@
-import { RunledgerError } from "../port/errors.js";
+/**
+ * The JSON value rules: journal records, run definitions and documents must
+ * be JSON exactly, so they are checked and serialized by one function that
+ * refuses what `JSON.stringify` would silently change. In port/ because
+ * run/, workspace/ and repositories/ all take JSON values.
+ */
+import { RunledgerError } from "./errors.js";
 
 export type JsonValue =
   | null

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { RunledgerError } from "../src/port/errors.js";
-import { toJsonText } from "../src/run/json.js";
+import { toJsonText } from "../src/port/json.js";
 
 function refusal(value: unknown, requireObject = true): RunledgerError {
   try {
