@@ -59,22 +59,24 @@ function program(done: Done): Command {
 
   root
     .command("demo")
-    .description("run a sample workflow on better-sqlite3 and print a summary")
+    .description("write a sample run (better-sqlite3) and print its summary")
     .argument("[dir]", "directory for the run file (default: a new temporary directory)")
     .action((dir: string | undefined) => act(undefined, (output) => demo(dir, output)));
   root
     .command("inspect")
-    .description("recognition outcome, schema digest, run row, counts, current root")
+    .description("what a run file is and holds: format, schema digest, status, counts")
     .argument("<file>", "run file")
     .action((file: string) => act({ file }, (output) => inspect(file, output)));
   root
     .command("verify")
-    .description("deep check: integrity, foreign keys, journal, every digest (exit 1 on problems)")
+    .description(
+      "deep check of a run file: SQLite integrity, journal, every digest (exit 1 on problems)",
+    )
     .argument("<file>", "run file")
     .action((file: string) => act({ file }, (output) => verify(file, output)));
   root
     .command("log")
-    .description("journal events in sequence order")
+    .description("print the journal's events in order")
     .argument("<file>", "run file")
     .option("--after <n>", "only events after sequence n", whole(0))
     .option("--limit <n>", "at most n events", whole(0))
@@ -83,7 +85,7 @@ function program(done: Done): Command {
     );
   root
     .command("ls")
-    .description("the entries of a workspace directory")
+    .description("list a workspace directory")
     .argument("<file>", "run file")
     .argument("[dir]", "workspace directory (default: the top)")
     .option("--root <id>", "list at this root (default: the current root)")
@@ -94,7 +96,7 @@ function program(done: Done): Command {
     );
   root
     .command("cat")
-    .description("a workspace file's bytes on stdout")
+    .description("print a workspace file's bytes")
     .argument("<file>", "run file")
     .argument("<path>", "workspace path")
     .option("--root <id>", "read at this root (default: the current root)")
@@ -103,7 +105,7 @@ function program(done: Done): Command {
     );
   root
     .command("fork")
-    .description("a new run file starting at the root a journal event recorded")
+    .description("start a new run file from the workspace a journal event recorded")
     .argument("<file>", "source run file")
     .argument("<seq>", "journal sequence whose root the fork starts from", whole(1))
     .argument("<newfile>", "new run file (must not hold a run with history)")
@@ -113,7 +115,7 @@ function program(done: Done): Command {
     );
   root
     .command("gc")
-    .description("collect workspace objects nothing retains")
+    .description("delete workspace data nothing refers to (and, if asked, old journal events)")
     .argument("<file>", "run file")
     .option("--prune-before <seq>", "first drop journal events before this sequence", whole(1))
     .action((file: string, flags: { pruneBefore?: number }) =>
