@@ -26,7 +26,10 @@ export async function fork(
     lease.read(async (r) => {
       const event = (await r.journal.list({ after: sequence - 1, limit: 1 }))[0];
       if (event === undefined || event.sequence !== sequence) {
-        throw new RunledgerError("invalid_argument", `${source} has no journal event ${sequence}`);
+        throw new RunledgerError(
+          "invalid_argument",
+          `${source} has no journal event ${sequence}: \`runledger log ${source}\` lists its events`,
+        );
       }
       return { run: await r.run.get(), rootId: event.rootId };
     }),
