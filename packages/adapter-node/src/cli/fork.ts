@@ -1,3 +1,8 @@
+/**
+ * `runledger fork`: a new run file that starts from the workspace a journal
+ * event recorded, so an operator can retry from a known state without
+ * touching the original run.
+ */
 import { rm, stat } from "node:fs/promises";
 import { RunledgerError, RunStore } from "@runledger/core";
 import { nodeDriver } from "../driver.js";

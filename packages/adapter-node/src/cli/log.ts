@@ -1,3 +1,7 @@
+/**
+ * `runledger log`: the journal as an operator reads it, one event per line,
+ * streamed so a long journal never sits whole in memory.
+ */
 import type { JournalEvent, RunSnapshot } from "@runledger/core";
 import { EXIT_OK, iso, type Output, short, write } from "./output.js";
 import { readRun } from "./store.js";

@@ -1,3 +1,7 @@
+/**
+ * `runledger verify`: the deep check as a command, with an exit code a
+ * script can act on.
+ */
 import { EXIT_FAILED, EXIT_OK, type Output, report, write } from "./output.js";
 import { progress } from "./progress.js";
 import { readRun } from "./store.js";
