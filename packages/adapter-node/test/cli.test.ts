@@ -501,8 +501,15 @@ describe("command line", SLOW, () => {
     const bare = runledger([]);
     expect(bare.code).toBe(2);
     expect(bare.text).toBe("");
-    expect(bare.stderr).toBe(help.text);
-    expect(runledger(["help", "frobnicate"]).code).toBe(2);
+    expect(bare.stderr).toBe(
+      `${help.text}runledger: usage: name a command to run (listed above)\n`,
+    );
+    const bareJson = runledger(["--json"]);
+    expect(bareJson.code).toBe(2);
+    expect(json(bareJson).error.code).toBe("usage");
+    const nothing = runledger(["help", "frobnicate"]);
+    expect(nothing.code).toBe(2);
+    expect(nothing.stderr).toMatch(/runledger: usage: name a command to run/);
   });
 });
 

@@ -13,7 +13,7 @@ import { inspect } from "./inspect.js";
 import { type LogOptions, log } from "./log.js";
 import { ls } from "./ls.js";
 import { forOperator, type Invocation } from "./operator.js";
-import { EXIT_OK, EXIT_USAGE, fail, type Output, usage } from "./output.js";
+import { EXIT_OK, fail, type Output, usage } from "./output.js";
 import { verify } from "./verify.js";
 
 const { version } = createRequire(import.meta.url)("../package.json") as { version: string };
@@ -154,9 +154,11 @@ export async function main(argv: readonly string[]): Promise<number> {
       case "commander.helpDisplayed":
       case "commander.version":
         return EXIT_OK;
-      // A bare `runledger` shows the help on stderr: no command is a wrong command line.
+      // A bare `runledger` (or `help` of no such command) shows the help on
+      // stderr: no command is a wrong command line, reported as any other.
       case "commander.help":
-        return error.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
+        if (error.exitCode === 0) return EXIT_OK;
+        return fail(outputOf(root), usage("name a command to run (listed above)"));
       default:
         return fail(outputOf(root), usage(lineOf(error)));
     }
