@@ -290,7 +290,9 @@ describe("fork, gc, verify", SLOW, () => {
     const plain = runledger(["verify", file]);
     expect(plain.code).toBe(1);
     expect(plain.text).toMatch(/^FAILED: /);
-    expect(plain.stderr).toMatch(/^runledger: verify_failed: /);
+    expect(plain.stderr).toMatch(
+      /^runledger: verify_failed: \d+ problem\(s\) found in \S+; restore it from a copy\n$/,
+    );
   });
 });
 
@@ -428,26 +430,142 @@ describe("refused files stay untouched", SLOW, () => {
 });
 
 describe("command line", SLOW, () => {
-  it("a wrong command line exits 2 with code usage", () => {
+  it("a wrong command line exits 2 with code usage and says where to look", () => {
     const unknown = runledger(["frobnicate"]);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/^runledger: usage: unknown command 'frobnicate'/);
+    expect(unknown.stderr).toBe(
+      "runledger: usage: unknown command 'frobnicate'; `runledger help` lists the commands and their options\n",
+    );
     const badLimit = runledger(["log", demoFile, "--limit", "-1", "--json"]);
     expect(badLimit.code).toBe(2);
     expect(json(badLimit).error.code).toBe("usage");
     expect(runledger(["inspect"]).code).toBe(2);
+    // A misspelt option is named with the one meant, on one line.
+    const misspelt = runledger(["inspect", demoFile, "--jsn"]);
+    expect(misspelt.code).toBe(2);
+    expect(misspelt.stderr).toMatch(
+      /^runledger: usage: unknown option '--jsn' \(Did you mean --json\?\); [^\n]*\n$/,
+    );
   });
 
-  it("--help and --version exit 0", () => {
-    const help = runledger(["--help"]);
+  it("--json is one option of the program, taken anywhere on the line", () => {
+    const after = runledger(["inspect", demoFile, "--json"]);
+    const before = runledger(["--json", "inspect", demoFile]);
+    expect(before.code).toBe(0);
+    expect(before.stderr).toBe("");
+    expect(before.text).toBe(after.text);
+    expect(json(before).recognition).toBe("recognized");
+    // Before, between and after a command's own options: the same document.
+    const paged = [
+      ["--json", "log", demoFile, "--after", "30", "--limit", "3"],
+      ["log", demoFile, "--after", "30", "--json", "--limit", "3"],
+      ["log", "--limit", "3", demoFile, "--after", "30", "--json"],
+    ].map((args) => runledger(args));
+    for (const result of paged) {
+      expect(result.code).toBe(0);
+      matchGolden("log.golden.json", normalize(result.text));
+    }
+    // A failure, and a wrong command line, answer in JSON whichever side --json is on.
+    const missing = runledger(["--json", "inspect", join(dir, "nowhere.db")]);
+    expect(missing.code).toBe(1);
+    expect(json(missing).error.code).toBe("not_found");
+    const unknown = runledger(["--json", "frobnicate"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toBe("");
+    expect(json(unknown).error).toMatchObject({ code: "usage" });
+    // Without it, people's lines.
+    expect(runledger(["inspect", demoFile]).text).toMatch(/^file {12}/);
+  });
+
+  it("help, help <command>, --help and --version exit 0; a bare runledger exits 2", () => {
+    const help = runledger(["help"]);
     expect(help.code).toBe(0);
+    expect(help.stderr).toBe("");
+    matchGolden("help.golden.txt", help.text);
     for (const name of ["demo", "inspect", "verify", "log", "ls", "cat", "fork", "gc"]) {
       expect(help.text).toContain(`  ${name} `);
     }
+    expect(runledger(["--help"]).text).toBe(help.text);
+    const one = runledger(["help", "log"]);
+    expect(one.code).toBe(0);
+    expect(one.text).toMatch(/^Usage: runledger log \[options\] <file>/);
+    // The global option is listed on every command's help.
+    expect(one.text).toMatch(/Global Options:[\s\S]*--json/);
+    expect(runledger(["log", "--help"]).text).toBe(one.text);
+    expect(runledger(["log", "--help"]).code).toBe(0);
     const version = runledger(["--version"]);
     expect(version.code).toBe(0);
     const manifest = JSON.parse(readFileSync(join(packageDir, "package.json"), "utf8"));
     expect(version.text.trim()).toBe(manifest.version);
+    // No command at all is a wrong command line: the help goes to stderr.
+    const bare = runledger([]);
+    expect(bare.code).toBe(2);
+    expect(bare.text).toBe("");
+    expect(bare.stderr).toBe(
+      `${help.text}runledger: usage: name a command to run (listed above)\n`,
+    );
+    const bareJson = runledger(["--json"]);
+    expect(bareJson.code).toBe(2);
+    expect(json(bareJson).error.code).toBe("usage");
+    const nothing = runledger(["help", "frobnicate"]);
+    expect(nothing.code).toBe(2);
+    expect(nothing.stderr).toMatch(/runledger: usage: name a command to run/);
+  });
+});
+
+describe("failures speak to operators", SLOW, () => {
+  /** A copy of the demo run whose -wal holds commits and whose -shm is gone. */
+  const unrecoveredWal = (): string => {
+    const home = mkdtempSync(join(dir, "wal-"));
+    const writer = join(home, "writer.db");
+    copyFileSync(demoFile, writer);
+    const db = new Database(writer);
+    db.pragma("wal_autocheckpoint = 0");
+    db.exec("VACUUM"); // same content, every page written again into the -wal
+    const copy = join(home, "copy.db");
+    copyFileSync(writer, copy);
+    copyFileSync(`${writer}-wal`, `${copy}-wal`);
+    db.close();
+    return copy;
+  };
+
+  it("each message names the file or path and what to run next, not a library call (golden)", () => {
+    const empty = join(dir, "empty.db");
+    writeFileSync(empty, "");
+    const wal = unrecoveredWal();
+    const walBefore = sha256(`${wal}-wal`);
+    const cases: string[][] = [
+      ["inspect", join(dir, "nowhere.db")],
+      ["log", empty],
+      ["ls", demoFile, "report.md"],
+      ["cat", demoFile, "analysis"],
+      ["cat", demoFile, "analysis/doc-99.json"],
+      ["ls", demoFile, "--root", "f".repeat(64)],
+      ["ls", demoFile, "/inputs"],
+      ["inspect", wal],
+    ];
+    const lines: string[] = [];
+    for (const args of cases) {
+      const result = runledger(args);
+      expect(result.code, args.join(" ")).toBe(1);
+      expect(result.text).toBe("");
+      expect(result.stderr).not.toMatch(/pass \{|readOnly|use read or stat|use list or walk|lease/);
+      lines.push(`$ runledger ${args.join(" ")}`, result.stderr.trimEnd());
+    }
+    const shown = `${lines.join("\n")}\n`.replaceAll(dir, "<TMP>").replaceAll(/wal-\w+/g, "wal-X");
+    matchGolden("errors.golden.txt", shown);
+    // The same wording, and the library's code, with --json.
+    const asJson = json(runledger(["--json", "cat", demoFile, "analysis"]));
+    expect(asJson.error).toEqual({
+      code: "not_a_file",
+      message: `"analysis" is a directory, not a file: list it with \`runledger ls ${demoFile} analysis\``,
+    });
+    // The advice holds: the command it names works.
+    expect(runledger(["ls", demoFile, "analysis"]).code).toBe(0);
+    expect(runledger(["cat", demoFile, "report.md"]).code).toBe(0);
+    // Refusing to read the unrecovered -wal changed nothing.
+    expect(sha256(`${wal}-wal`)).toBe(walBefore);
+    expect(existsSync(`${wal}-shm`)).toBe(false);
   });
 });
 

@@ -1,3 +1,7 @@
+/**
+ * `runledger cat`: one workspace file's bytes, streamed to stdout as stored,
+ * so a file of any size can be piped out of a run without unpacking the run.
+ */
 import { Buffer } from "node:buffer";
 import { EXIT_OK, type Output, write } from "./output.js";
 import { readRun } from "./store.js";

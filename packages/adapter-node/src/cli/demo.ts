@@ -1,3 +1,8 @@
+/**
+ * `runledger demo`: a small, deterministic workflow written through the
+ * public run API, so a newcomer sees a real run file (and the tests a golden
+ * one) from a single command.
+ */
 import { mkdir, mkdtemp, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";

@@ -1,3 +1,8 @@
+/**
+ * `runledger fork`: a new run file that starts from the workspace a journal
+ * event recorded, so an operator can retry from a known state without
+ * touching the original run.
+ */
 import { rm, stat } from "node:fs/promises";
 import { RunledgerError, RunStore } from "@runledger/core";
 import { nodeDriver } from "../driver.js";
@@ -26,7 +31,10 @@ export async function fork(
     lease.read(async (r) => {
       const event = (await r.journal.list({ after: sequence - 1, limit: 1 }))[0];
       if (event === undefined || event.sequence !== sequence) {
-        throw new RunledgerError("invalid_argument", `${source} has no journal event ${sequence}`);
+        throw new RunledgerError(
+          "invalid_argument",
+          `${source} has no journal event ${sequence}: \`runledger log ${source}\` lists its events`,
+        );
       }
       return { run: await r.run.get(), rootId: event.rootId };
     }),

@@ -1,3 +1,7 @@
+/**
+ * `runledger gc`: pruning old journal history and collecting what nothing
+ * retains, for an operator whose run file has grown.
+ */
 import { EXIT_OK, type Output, report } from "./output.js";
 import { progress } from "./progress.js";
 import { withRun } from "./store.js";

@@ -1,3 +1,7 @@
+/**
+ * `runledger inspect`: the first question about any file, "what is this?",
+ * answered without changing it.
+ */
 import { stat } from "node:fs/promises";
 import {
   APPLICATION_ID,

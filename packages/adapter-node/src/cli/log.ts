@@ -1,6 +1,13 @@
-import type { JournalEvent } from "@runledger/core";
+/**
+ * `runledger log`: the journal as an operator reads it, one event per line,
+ * streamed so a long journal never sits whole in memory.
+ */
+import type { JournalEvent, RunSnapshot } from "@runledger/core";
 import { EXIT_OK, iso, type Output, short, write } from "./output.js";
 import { readRun } from "./store.js";
+
+/** Events fetched per statement when --limit bounds the read. */
+const PAGE = 500;
 
 export interface LogOptions {
   readonly after?: number;
@@ -21,7 +28,7 @@ export async function log(file: string, options: LogOptions, output: Output): Pr
       if (output.json)
         await write(process.stdout, `{\n  "file": ${JSON.stringify(file)},\n  "events": [`);
       let count = 0;
-      for await (const event of events(r.journal, after, options.limit)) {
+      for await (const event of events(r, after, options.limit)) {
         if (output.json) {
           await write(process.stdout, `${count === 0 ? "" : ","}\n    ${JSON.stringify(event)}`);
         } else {
@@ -35,26 +42,20 @@ export async function log(file: string, options: LogOptions, output: Output): Pr
   return EXIT_OK;
 }
 
+/** The events after `after`, at most `limit` of them, read a page at a time. */
 async function* events(
-  journal: {
-    list(o: { after: number; limit: number }): Promise<JournalEvent[]>;
-    stream(o: { after: number }): AsyncIterable<JournalEvent>;
-  },
+  r: RunSnapshot,
   after: number,
   limit: number | undefined,
 ): AsyncGenerator<JournalEvent> {
-  if (limit === undefined) {
-    yield* journal.stream({ after });
-    return;
-  }
-  // A bounded read, still a page at a time.
-  let left = limit;
-  let from = after;
-  while (left > 0) {
-    const page = await journal.list({ after: from, limit: Math.min(left, 500) });
-    yield* page;
-    if (page.length < Math.min(left, 500)) return;
-    left -= page.length;
-    from = page[page.length - 1]!.sequence;
+  if (limit === 0) return;
+  // A bounded read asks for no bigger page than it needs.
+  const pageSize = limit === undefined ? undefined : Math.min(limit, PAGE);
+  let left = limit ?? Number.POSITIVE_INFINITY;
+  for await (const event of r.journal.stream(
+    pageSize === undefined ? { after } : { after, pageSize },
+  )) {
+    yield event;
+    if (--left === 0) return;
   }
 }

@@ -1,3 +1,6 @@
+/**
+ * `runledger ls`: one workspace directory at a root, like `ls -l`.
+ */
 import { columns, EXIT_OK, type Output, report } from "./output.js";
 import { readRun } from "./store.js";
 

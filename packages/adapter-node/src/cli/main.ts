@@ -1,3 +1,8 @@
+/**
+ * The `runledger` command line: one commander program, its global `--json`,
+ * and the mapping of every outcome to an exit code (0 done, 1 failed,
+ * 2 wrong command line). Each command's work lives in a file of its own.
+ */
 import { createRequire } from "node:module";
 import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { cat } from "./cat.js";
@@ -5,14 +10,11 @@ import { demo } from "./demo.js";
 import { fork } from "./fork.js";
 import { gc } from "./gc.js";
 import { inspect } from "./inspect.js";
-import { log } from "./log.js";
+import { type LogOptions, log } from "./log.js";
 import { ls } from "./ls.js";
-import { EXIT_OK, EXIT_USAGE, fail, type Output, usage } from "./output.js";
+import { forOperator, type Invocation } from "./operator.js";
+import { EXIT_OK, fail, type Output, usage } from "./output.js";
 import { verify } from "./verify.js";
-
-interface Flags {
-  readonly json?: boolean;
-}
 
 const { version } = createRequire(import.meta.url)("../package.json") as { version: string };
 
@@ -27,97 +29,138 @@ function whole(min: number) {
   };
 }
 
-function program(done: (exit: number) => void): Command {
+/** The line a command ends with: its exit code (0, 1 or 2; docs/cli.md). */
+type Done = (exit: number) => void;
+
+function program(done: Done): Command {
+  // Set on the program before any command is added: every command inherits
+  // the exit override, the silenced error output and the help settings.
   const root = new Command("runledger")
     .description("Look inside runledger run files, or run the demo workflow.")
     .version(version)
+    .option("--json", "print one JSON document on stdout (anywhere on the line)")
     .exitOverride()
     .configureOutput({ outputError: () => {} })
+    .configureHelp({ showGlobalOptions: true })
     .showSuggestionAfterError()
     .addHelpText(
       "after",
-      "\nExit codes: 0 done, 1 failed (the error code is printed), 2 wrong command line.\nEvery command takes --json. Docs: docs/cli.md",
+      "\nExit codes: 0 done, 1 failed (the error code is printed), 2 wrong command line.\n" +
+        "Help on one command: runledger help <command>. Docs: docs/cli.md",
     );
-  const command = (name: string, description: string) =>
-    root
-      .command(name)
-      .description(description)
-      .option("--json", "print one JSON document on stdout")
-      .exitOverride()
-      .configureOutput({ outputError: () => {} });
-  const output = (flags: Flags): Output => ({ json: flags.json === true });
+  /** Runs a command with the program's output mode; a failure is reworded for the operator. */
+  const act = async (asked: Invocation | undefined, work: (output: Output) => Promise<number>) => {
+    try {
+      done(await work(outputOf(root)));
+    } catch (error) {
+      throw asked === undefined ? error : await forOperator(error, asked);
+    }
+  };
 
-  command("demo", "run a sample workflow on better-sqlite3 and print a summary")
+  root
+    .command("demo")
+    .description("write a sample run (better-sqlite3) and print its summary")
     .argument("[dir]", "directory for the run file (default: a new temporary directory)")
-    .action(async (dir: string | undefined, flags: Flags) => done(await demo(dir, output(flags))));
-  command("inspect", "recognition outcome, schema digest, run row, counts, current root")
+    .action((dir: string | undefined) => act(undefined, (output) => demo(dir, output)));
+  root
+    .command("inspect")
+    .description("what a run file is and holds: format, schema digest, status, counts")
     .argument("<file>", "run file")
-    .action(async (file: string, flags: Flags) => done(await inspect(file, output(flags))));
-  command(
-    "verify",
-    "deep check: integrity, foreign keys, journal, every digest (exit 1 on problems)",
-  )
+    .action((file: string) => act({ file }, (output) => inspect(file, output)));
+  root
+    .command("verify")
+    .description(
+      "deep check of a run file: SQLite integrity, journal, every digest (exit 1 on problems)",
+    )
     .argument("<file>", "run file")
-    .action(async (file: string, flags: Flags) => done(await verify(file, output(flags))));
-  command("log", "journal events in sequence order")
+    .action((file: string) => act({ file }, (output) => verify(file, output)));
+  root
+    .command("log")
+    .description("print the journal's events in order")
     .argument("<file>", "run file")
     .option("--after <n>", "only events after sequence n", whole(0))
     .option("--limit <n>", "at most n events", whole(0))
-    .action(async (file: string, flags: Flags & { after?: number; limit?: number }) =>
-      done(await log(file, flags, output(flags))),
+    .action((file: string, flags: LogOptions) =>
+      act({ file }, (output) => log(file, flags, output)),
     );
-  command("ls", "the entries of a workspace directory")
+  root
+    .command("ls")
+    .description("list a workspace directory")
     .argument("<file>", "run file")
     .argument("[dir]", "workspace directory (default: the top)")
     .option("--root <id>", "list at this root (default: the current root)")
-    .action(async (file: string, dir: string | undefined, flags: Flags & { root?: string }) =>
-      done(await ls(file, dir, flags, output(flags))),
+    .action((file: string, dir: string | undefined, flags: { root?: string }) =>
+      act({ file, ...flags, ...(dir === undefined ? {} : { path: dir }) }, (output) =>
+        ls(file, dir, flags, output),
+      ),
     );
-  command("cat", "a workspace file's bytes on stdout")
+  root
+    .command("cat")
+    .description("print a workspace file's bytes")
     .argument("<file>", "run file")
     .argument("<path>", "workspace path")
     .option("--root <id>", "read at this root (default: the current root)")
-    .action(async (file: string, path: string, flags: Flags & { root?: string }) =>
-      done(await cat(file, path, flags, output(flags))),
+    .action((file: string, path: string, flags: { root?: string }) =>
+      act({ file, path, ...flags }, (output) => cat(file, path, flags, output)),
     );
-  command("fork", "a new run file starting at the root a journal event recorded")
+  root
+    .command("fork")
+    .description("start a new run file from the workspace a journal event recorded")
     .argument("<file>", "source run file")
     .argument("<seq>", "journal sequence whose root the fork starts from", whole(1))
     .argument("<newfile>", "new run file (must not hold a run with history)")
     .option("--run-id <id>", "run id of the new run (default: a random UUID)")
-    .action(async (file: string, seq: number, target: string, flags: Flags & { runId?: string }) =>
-      done(await fork(file, seq, target, flags, output(flags))),
+    .action((file: string, seq: number, target: string, flags: { runId?: string }) =>
+      act({ file, writes: target }, (output) => fork(file, seq, target, flags, output)),
     );
-  command("gc", "collect workspace objects nothing retains")
+  root
+    .command("gc")
+    .description("delete workspace data nothing refers to (and, if asked, old journal events)")
     .argument("<file>", "run file")
     .option("--prune-before <seq>", "first drop journal events before this sequence", whole(1))
-    .action(async (file: string, flags: Flags & { pruneBefore?: number }) =>
-      done(await gc(file, flags, output(flags))),
+    .action((file: string, flags: { pruneBefore?: number }) =>
+      act({ file }, (output) => gc(file, flags, output)),
     );
   return root;
 }
 
+/** The output mode the program's global options ask for. */
+function outputOf(root: Command): Output {
+  return { json: root.opts<{ json?: boolean }>().json === true };
+}
+
+/** commander's message as one line, with where to look next. */
+function lineOf(error: CommanderError): string {
+  const said = error.message.replace(/^error: /, "").replaceAll("\n", " ");
+  return `${said}; \`runledger help\` lists the commands and their options`;
+}
+
 /** Runs the CLI on `argv` (the arguments after the program name); resolves to the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
-  const json = argv.includes("--json");
   let exit = EXIT_OK;
   // A reader that stops early (`runledger log FILE | head`) is not a failure.
   process.stdout.on("error", (error: NodeJS.ErrnoException) => {
     if (error.code === "EPIPE") process.exit(EXIT_OK);
     throw error;
   });
+  const root = program((code) => (exit = code));
   try {
-    await program((code) => (exit = code)).parseAsync(argv as string[], { from: "user" });
+    await root.parseAsync(argv as string[], { from: "user" });
     return exit;
   } catch (error) {
-    if (error instanceof CommanderError) {
-      // --help and --version end here with exit code 0; help shown for a bare `runledger` with 1.
-      if (error.code === "commander.helpDisplayed" || error.code === "commander.version") {
-        return error.exitCode;
-      }
-      if (error.code === "commander.help") return EXIT_USAGE;
-      return fail({ json }, usage(error.message.replace(/^error: /, "")));
+    if (!(error instanceof CommanderError)) return fail(outputOf(root), error);
+    switch (error.code) {
+      // `--help`, `help`, `help <command>` and `--version` asked for it: exit 0.
+      case "commander.helpDisplayed":
+      case "commander.version":
+        return EXIT_OK;
+      // A bare `runledger` (or `help` of no such command) shows the help on
+      // stderr: no command is a wrong command line, reported as any other.
+      case "commander.help":
+        if (error.exitCode === 0) return EXIT_OK;
+        return fail(outputOf(root), usage("name a command to run (listed above)"));
+      default:
+        return fail(outputOf(root), usage(lineOf(error)));
     }
-    return fail({ json }, error);
   }
 }

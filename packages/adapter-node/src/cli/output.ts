@@ -1,3 +1,7 @@
+/**
+ * What every command shares about output: the exit codes, JSON or lines
+ * for people, back-pressured writes, and how a failure is printed.
+ */
 import { isRunledgerError, RunledgerError } from "@runledger/core";
 
 /** How a command reports: JSON on stdout, or lines for people. */

@@ -1,3 +1,7 @@
+/**
+ * How the commands open a run: existing runs only, read-only for the
+ * commands that only read, always released and closed.
+ */
 import { type RunLease, RunStore, type RunStoreOptions, type StopReason } from "@runledger/core";
 import { nodeDriver } from "../driver.js";
 

@@ -1,3 +1,7 @@
+/**
+ * `runledger verify`: the deep check as a command, with an exit code a
+ * script can act on.
+ */
 import { EXIT_FAILED, EXIT_OK, type Output, report, write } from "./output.js";
 import { progress } from "./progress.js";
 import { readRun } from "./store.js";
@@ -12,24 +16,15 @@ export async function verify(file: string, output: Output): Promise<number> {
     bar.stop();
   }
   const { ok, problems, counts } = result;
-  const failure = ok
-    ? {}
-    : {
-        error: {
-          code: "verify_failed",
-          message: `${problems.length} problem(s) found in ${file}`,
-        },
-      };
+  const message = `${problems.length} problem(s) found in ${file}; restore it from a copy`;
+  const failure = ok ? {} : { error: { code: "verify_failed", message } };
   await report(output, { file, ok, problems, counts, ...failure }, () => [
     `${ok ? "ok" : "FAILED"}: ${file}: ${counts.events} events, ${counts.objects} objects, ${counts.chunks} pieces, ${counts.roots} roots`,
     ...problems.map((problem) => `  ${problem}`),
   ]);
   if (ok) return EXIT_OK;
   if (!output.json) {
-    await write(
-      process.stderr,
-      `runledger: verify_failed: ${problems.length} problem(s) found in ${file}\n`,
-    );
+    await write(process.stderr, `runledger: verify_failed: ${message}\n`);
   }
   return EXIT_FAILED;
 }
