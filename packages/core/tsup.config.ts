@@ -1,7 +1,13 @@
 import { defineConfig } from "tsup";
 
 export default defineConfig({
-  entry: { index: "src/index.ts", "port/index": "src/port/index.ts" },
+  entry: {
+    index: "src/index.ts",
+    "commit-log": "src/commit-log.ts",
+    datastore: "src/datastore.ts",
+    engine: "src/engine.ts",
+    "port/index": "src/port/index.ts",
+  },
   format: ["esm"],
   dts: true,
   sourcemap: true,

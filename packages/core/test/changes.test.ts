@@ -19,14 +19,14 @@ import {
   parsePartition,
   partitionName,
   put,
-  RunledgerError,
   renameDefinition,
   runPartition,
-  sha256Hex,
   splitIntoBatches,
   tombstone,
   typedChange,
-} from "../src/index.js";
+} from "../src/commit-log.js";
+import { RunledgerError } from "../src/index.js";
+import { sha256Hex } from "../src/port/index.js";
 
 function refusal(action: () => unknown): RunledgerError {
   try {

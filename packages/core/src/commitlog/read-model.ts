@@ -20,7 +20,7 @@ import { RunledgerError } from "../port/errors.js";
 import { toHex } from "../port/hash.js";
 import type { Row, SqlValue } from "../port/values.js";
 import type { DatabaseAccess } from "./context.js";
-import type { CommitLog } from "./log.js";
+import { type CommitLog, commitLogAccess } from "./log.js";
 import { placeholders } from "./staging.js";
 import type { LogCommit } from "./types.js";
 
@@ -144,7 +144,7 @@ async function applyCommits(
   const last = commits[commits.length - 1]!.commitId;
   let position = { commitId: first, ordinal: -1 };
   for (;;) {
-    const rows = await log.access.read(
+    const rows = await commitLogAccess(log).read(
       async (reader) =>
         (
           await reader.execute(

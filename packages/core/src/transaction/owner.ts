@@ -2,7 +2,7 @@ import type { Entry } from "../connection/entry.js";
 import type { DriverTransaction } from "../port/driver.js";
 import { retryWhileBusy } from "./busy.js";
 import { Savepoints } from "./savepoints.js";
-import { escaped, ReadScope, type TransactionState, WriteScope } from "./scope.js";
+import { endScope, escaped, ReadScope, type TransactionState, WriteScope } from "./scope.js";
 
 /**
  * The only top-level transaction owner. It runs inside the entry's turn:
@@ -36,11 +36,11 @@ export async function runWriteTransaction<T>(
     const result = await fn(scope);
     if (scope.doomed !== undefined) throw scope.doomed;
     if (scope.hasEscapedWork) throw escaped("transaction");
-    scope.end();
+    endScope(scope);
     await transaction.commit();
     return result;
   } catch (error) {
-    scope.end();
+    endScope(scope);
     await rollBack(entry, transaction, error);
     throw error;
   }
@@ -74,7 +74,7 @@ export async function runReadTransaction<T>(
       if (scope.hasEscapedWork) throw escaped("transaction");
       outcome = { ok: true, value };
     } finally {
-      scope.end();
+      endScope(scope);
     }
   } catch (error) {
     outcome = { ok: false, error };

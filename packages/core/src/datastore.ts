@@ -1,0 +1,98 @@
+/**
+ * `@runledger/core/datastore`: the datastore (a documents database with a
+ * format marker), the v2/v3 route its writes take, and the repositories that
+ * write through it (docs/routing.md). On format 2 a write records a route-1
+ * sync signal; on format 3 it also stages typed changes into a commit-log
+ * unit bound to the datastore's hook, so the log and a read model follow it.
+ *
+ * @example
+ * ```ts
+ * import { DatastoreStore, WorkflowRunRepository, withRunUnit } from "@runledger/core/datastore";
+ * import { CommitLogStore } from "@runledger/core/commit-log";
+ * import { nodeDriver } from "@runledger/adapter-node";
+ *
+ * const driver = nodeDriver();
+ * const datastores = new DatastoreStore({ driver });
+ * const datastore = await datastores.open("data.db", { create: { format: 3 } });
+ * const logs = new CommitLogStore({ driver });
+ * const log = await logs.open("commits.db", { create: true });
+ * const runs = new WorkflowRunRepository(datastore);
+ * const target = { workflowId: "nightly", runId: "r1" };
+ *
+ * // The run's writes stage into one unit; it commits because the run completed.
+ * const outcome = await withRunUnit(datastore.hook, await log.begin(), async () => {
+ *   await runs.create(target, { status: "running" });
+ *   await runs.update(target, { status: "completed" });
+ *   return { status: "completed" as const };
+ * });
+ * console.log(outcome.decision); // "committed"
+ * ```
+ *
+ * @module
+ */
+
+export {
+  type BuilderName,
+  CHANGE_BUILDERS,
+  type ChangeBuilders,
+  type RepositoryOptions,
+} from "./repositories/builders.js";
+export type {
+  Datastore,
+  DatastoreOptions,
+  DocumentEntry,
+  DocumentReader,
+  DocumentWriter,
+} from "./repositories/datastore/datastore.js";
+export {
+  DATASTORE_FORMAT_MAX,
+  type FormatMarker,
+  WRITTEN_BY as DATASTORE_WRITTEN_BY,
+} from "./repositories/datastore/marker.js";
+export {
+  DATASTORE_APPLICATION_ID,
+  DATASTORE_SCHEMA_V1,
+  DATASTORE_SCHEMA_V1_DIGEST,
+  DATASTORE_SCHEMA_VERSION,
+} from "./repositories/datastore/schema-v1.js";
+export {
+  type DatastoreOpenOptions,
+  DatastoreStore,
+  type DatastoreStoreOptions,
+} from "./repositories/datastore/store.js";
+export {
+  AutoDefinitionRepository,
+  DefinitionRepository,
+  EvaluatedDefinitionRepository,
+} from "./repositories/definitions.js";
+export { splitDocumentPath } from "./repositories/layout.js";
+export {
+  type StoredVaultConfig,
+  type VaultConfig,
+  VaultConfigRepository,
+  type VaultProvider,
+} from "./repositories/vault-config.js";
+export { WorkflowRunRepository } from "./repositories/workflow-runs.js";
+export type {
+  ChangeHook,
+  DatastoreFormat,
+  PathChange,
+  RouteObserver,
+  RouteRecord,
+} from "./routing/hook.js";
+export {
+  type BuiltChanges,
+  bindUnit,
+  signalChange,
+  stageTyped,
+  type TypedStager,
+  typedStagingActive,
+  withStagingScope,
+} from "./routing/route.js";
+export {
+  COMMITTING_ENDINGS,
+  type RunEnding,
+  type RunUnit,
+  type RunUnitOutcome,
+  withRunUnit,
+} from "./routing/run-unit.js";
