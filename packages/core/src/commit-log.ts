@@ -8,8 +8,8 @@
  *
  * @example
  * ```ts
- * import { CommitLogStore, put, ReadModelStore, typedChange } from "@runledger/core/commit-log";
  * import { nodeDriver } from "@runledger/adapter-node";
+ * import { CommitLogStore, put, ReadModelStore, typedChange } from "@runledger/core/commit-log";
  *
  * const driver = nodeDriver();
  * const logs = new CommitLogStore({ driver });
@@ -20,11 +20,13 @@
  *     put("definition.yaml", "steps: []", { expect: "absent" }),
  *   ]),
  * );
- * const result = await unit.commit(); // result.committed, result.refused
+ * const result = await unit.commit();
+ * console.log(result.refused.length); // 0 (no expectation failed)
  *
  * const models = new ReadModelStore({ driver });
  * const model = await models.open("read-model.db", { create: true });
- * await model.catchUp(log); // incremental and idempotent
+ * const caughtUp = await model.catchUp(log);
+ * console.log(caughtUp.commits); // 1 (a second catch-up applies 0)
  * await model.release();
  * await log.release();
  * await Promise.all([logs.close(), models.close()]);
@@ -33,7 +35,7 @@
  * @module
  */
 
-export { changeBatches, MAX_COMMIT_OPS, splitIntoBatches } from "./changes/batches.js";
+export { changeBatches, MAX_COMMIT_OPS } from "./changes/batches.js";
 export {
   type ConfigTarget,
   checkChange,

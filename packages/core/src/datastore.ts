@@ -7,9 +7,9 @@
  *
  * @example
  * ```ts
- * import { DatastoreStore, WorkflowRunRepository, withRunUnit } from "@runledger/core/datastore";
- * import { CommitLogStore } from "@runledger/core/commit-log";
  * import { nodeDriver } from "@runledger/adapter-node";
+ * import { CommitLogStore } from "@runledger/core/commit-log";
+ * import { DatastoreStore, WorkflowRunRepository, withRunUnit } from "@runledger/core/datastore";
  *
  * const driver = nodeDriver();
  * const datastores = new DatastoreStore({ driver });
@@ -17,15 +17,18 @@
  * const logs = new CommitLogStore({ driver });
  * const log = await logs.open("commits.db", { create: true });
  * const runs = new WorkflowRunRepository(datastore);
- * const target = { workflowId: "nightly", runId: "r1" };
+ * const run = { workflowId: "nightly", runId: "r1" };
  *
- * // The run's writes stage into one unit; it commits because the run completed.
+ * // The run's writes stage typed changes into one unit, decided by how the run ends.
  * const outcome = await withRunUnit(datastore.hook, await log.begin(), async () => {
- *   await runs.create(target, { status: "running" });
- *   await runs.update(target, { status: "completed" });
+ *   await runs.create(run, { status: "running" });
+ *   await runs.update(run, { status: "completed" });
  *   return { status: "completed" as const };
  * });
  * console.log(outcome.decision); // "committed"
+ * await datastore.release();
+ * await log.release();
+ * await Promise.all([datastores.close(), logs.close()]);
  * ```
  *
  * @module

@@ -17,22 +17,27 @@
  *
  * @example
  * ```ts
- * import { isRunledgerError, RunStore } from "@runledger/core";
  * import { nodeDriver } from "@runledger/adapter-node";
+ * import { isRunledgerError, RunStore } from "@runledger/core";
  *
  * const store = new RunStore({ driver: nodeDriver() });
- * await using lease = await store.open("run.db", {
- *   create: { workflowId: "checkout", runId: "r-1" },
+ * const lease = await store.open("order-42.db", {
+ *   create: { workflowId: "orders", runId: "order-42" },
  * });
  * await lease.transact(async (tx) => {
- *   await tx.workspace.apply({ put: { "cart.json": "[]" } }, { event: { type: "started" } });
+ *   await tx.workspace.apply({ put: { "cart.json": "[]" } }, { event: { kind: "started" } });
+ *   const { sequence } = await tx.journal.append({ kind: "paid" });
+ *   await tx.run.stop({ status: "completed", reason: { event: sequence } });
  * });
+ * const run = await lease.read((r) => r.run.get());
+ * console.log(run.status); // "completed"
  * try {
- *   await lease.transact((tx) => tx.journal.append({ type: "paid" }, { key: "pay-1" }));
+ *   await lease.transact((tx) => tx.journal.append({ kind: "late" }));
  * } catch (error) {
- *   if (isRunledgerError(error, "run_finished")) console.log(error.code); // "run_finished"
- *   else throw error;
+ *   if (!isRunledgerError(error, "run_finished")) throw error;
+ *   console.log(error.code); // "run_finished" (typed so: a terminal status is final)
  * }
+ * await lease.release();
  * await store.close();
  * ```
  *
@@ -40,21 +45,12 @@
  */
 
 // The run store and what it hands out.
+
 export type { Durability } from "./connection/provider.js";
-// Errors (docs/errors.md).
-export { ERROR_CODES, type RunledgerErrorCode } from "./port/codes.js";
-export { isRunledgerError, RunledgerError } from "./port/errors.js";
 export type { RunCounts } from "./run/counts.js";
 export type { ForkPoint, ForkResult } from "./run/fork.js";
 export type { JsonObject, JsonValue } from "./run/json.js";
 export { PAUSED_STATUSES, TERMINAL_STATUSES } from "./run/lifecycle.js";
-// The run database's frozen format (docs/file-format.md).
-export {
-  APPLICATION_ID,
-  RUN_SCHEMA_VERSION,
-  SCHEMA_V1,
-  SCHEMA_V1_DIGEST,
-} from "./run/schema-v1.js";
 export type { RunSnapshot, RunTransaction } from "./run/scopes.js";
 export {
   type RunLease,
@@ -72,10 +68,11 @@ export type {
   StopStatus,
 } from "./run/types.js";
 export type { VerifyProgress, VerifyReport } from "./run/verify.js";
+
 // The workspace a run carries.
+
 export type { Content } from "./workspace/files.js";
 export type { GarbageReport } from "./workspace/gc.js";
-export { EMPTY_ROOT_ID } from "./workspace/node.js";
 export { MAX_DEPTH, MAX_PATH_BYTES, MAX_SEGMENT_BYTES, parsePath } from "./workspace/paths.js";
 export type {
   ApplyChanges,
@@ -87,3 +84,18 @@ export type {
   WorkspaceReader,
   WorkspaceWriter,
 } from "./workspace/workspace.js";
+
+// The run database's frozen format (docs/file-format.md).
+
+export {
+  APPLICATION_ID,
+  RUN_SCHEMA_VERSION,
+  SCHEMA_V1,
+  SCHEMA_V1_DIGEST,
+} from "./run/schema-v1.js";
+export { EMPTY_ROOT_ID } from "./workspace/node.js";
+
+// Errors (docs/errors.md).
+
+export { ERROR_CODES, type RunledgerErrorCode } from "./port/codes.js";
+export { isRunledgerError, RunledgerError } from "./port/errors.js";

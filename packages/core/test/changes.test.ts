@@ -5,6 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { splitIntoBatches } from "../src/changes/batches.js";
 import {
   CONFIG_KINDS,
   type ConfigKind,
@@ -21,7 +22,6 @@ import {
   put,
   renameDefinition,
   runPartition,
-  splitIntoBatches,
   tombstone,
   typedChange,
 } from "../src/commit-log.js";
