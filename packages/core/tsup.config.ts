@@ -9,7 +9,9 @@ export default defineConfig({
     "port/index": "src/port/index.ts",
   },
   format: ["esm"],
-  dts: true,
+  // Members marked @internal (constructors of handles a store hands out,
+  // core's own bookkeeping) are left out of the published declarations.
+  dts: { compilerOptions: { stripInternal: true } },
   sourcemap: true,
   clean: true,
   target: "es2022",

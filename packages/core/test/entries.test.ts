@@ -5,7 +5,7 @@
  * package.json expose exactly these entries, and what the provider, scopes
  * and commit log keep for themselves is not reachable from outside.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
@@ -167,6 +167,27 @@ describe("what the engine keeps for itself", () => {
     await expect(scope.execute("SELECT 1")).resolves.toBeDefined();
     endScope(scope);
     await expect(scope.execute("SELECT 1")).rejects.toMatchObject({ code: "transaction_closed" });
+  });
+
+  it("the published declarations leave out what is marked @internal", () => {
+    const dist = join(repo, "packages/core/dist");
+    const declarations = [
+      ...readdirSync(dist).filter((name) => name.endsWith(".d.ts")),
+      "port/index.d.ts",
+    ].map((name) => readFileSync(join(dist, name), "utf8"));
+    expect(declarations.join("\n")).toContain("declare class RunStore");
+    for (const internal of [
+      "releaseLease",
+      "discardPoisoned",
+      "LeaseOwner",
+      "appendText",
+      "formatAt",
+    ]) {
+      expect(
+        declarations.filter((text) => text.includes(internal)),
+        internal,
+      ).toEqual([]);
+    }
   });
 
   it("a provider's lease bookkeeping is not part of its surface", async () => {

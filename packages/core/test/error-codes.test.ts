@@ -48,7 +48,8 @@ describe("the error codes", () => {
     expect(isRunledgerError(new Error("busy"), "busy")).toBe(false);
     expect(isRunledgerError({ code: "busy" })).toBe(false);
     const unknownError: unknown = caught;
-    if (isRunledgerError(unknownError)) expectTypeOf(unknownError.code).toEqualTypeOf<RunledgerErrorCode>();
+    if (isRunledgerError(unknownError))
+      expectTypeOf(unknownError.code).toEqualTypeOf<RunledgerErrorCode>();
   });
 
   it("builds a RunledgerError only with a documented code", () => {
