@@ -35,6 +35,8 @@
  * @module
  */
 
+// Typed changes (pure values, no I/O).
+
 export { changeBatches, MAX_COMMIT_OPS } from "./changes/batches.js";
 export {
   type ConfigTarget,
@@ -81,6 +83,8 @@ export {
   partitionName,
   runPartition,
 } from "./changes/partitions.js";
+// The commit log and the read model.
+
 export type { DatabaseAccess } from "./commitlog/context.js";
 export { type BeginOptions, type CommitLog, commitLogAccess } from "./commitlog/log.js";
 export type {
@@ -123,6 +127,8 @@ export type {
   StagingScope,
 } from "./commitlog/types.js";
 export type { CommitUnit, UnitOptions, UnitState } from "./commitlog/unit.js";
+// The stores that open them, shaped like RunStore.
+
 export {
   CommitLogStore,
   type CommitLogStoreOptions,

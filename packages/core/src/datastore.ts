@@ -34,6 +34,8 @@
  * @module
  */
 
+// The datastore and the repositories that write to it.
+
 export {
   type BuilderName,
   CHANGE_BUILDERS,
@@ -76,6 +78,9 @@ export {
   type VaultProvider,
 } from "./repositories/vault-config.js";
 export { WorkflowRunRepository } from "./repositories/workflow-runs.js";
+
+// The v2/v3 route every repository write takes.
+
 export type {
   ChangeHook,
   DatastoreFormat,

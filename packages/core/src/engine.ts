@@ -27,6 +27,8 @@
  * @module
  */
 
+// Connections: the provider, its leases, the scopes callbacks receive.
+
 export type { Lease } from "./connection/lease.js";
 export {
   ConnectionProvider,
@@ -36,6 +38,10 @@ export {
   type EstablishContext,
   type OpenRequest,
 } from "./connection/provider.js";
+export type { ReadScope, WriteScope } from "./transaction/scope.js";
+
+// Formats: the run and workspace constants, schema manifests.
+
 export { CHUNK_SIZE } from "./run/schema-v1.js";
 export {
   manifestDigest,
@@ -49,5 +55,4 @@ export {
   readLiveSchema,
   type SchemaDifference,
 } from "./schema/recognize.js";
-export type { ReadScope, WriteScope } from "./transaction/scope.js";
 export { CUT_ONE_IN, MAX_NODE_ENTRIES } from "./workspace/node.js";
