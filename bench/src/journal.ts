@@ -6,7 +6,7 @@
  */
 import { pathToFileURL } from "node:url";
 import { createClient } from "@libsql/client";
-import { ConnectionProvider } from "@runledger/core";
+import { ConnectionProvider } from "@runledger/core/engine";
 import type { Driver } from "@runledger/core/port";
 import Database from "better-sqlite3";
 

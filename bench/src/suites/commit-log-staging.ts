@@ -7,7 +7,7 @@
  * Usage: node --expose-gc commit-log-staging.js <file> <count>
  */
 import { nodeDriver } from "@runledger/adapter-node";
-import { CommitLogStore, put, typedChange } from "@runledger/core";
+import { CommitLogStore, put, typedChange } from "@runledger/core/commit-log";
 
 export interface StagingFigures {
   readonly count: number;

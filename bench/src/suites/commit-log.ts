@@ -22,13 +22,12 @@ import { nodeDriver } from "@runledger/adapter-node";
 import {
   COMMIT_LOG_SCHEMA_V1,
   CommitLogStore,
-  type Driver,
   put,
   ReadModelStore,
-  sha256,
   tombstone,
   typedChange,
-} from "@runledger/core";
+} from "@runledger/core/commit-log";
+import { type Driver, sha256 } from "@runledger/core/port";
 import Database from "better-sqlite3";
 import {
   type Contender,

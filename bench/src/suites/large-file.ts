@@ -11,7 +11,8 @@
 import { createHash, randomFillSync } from "node:crypto";
 import { libsqlDriver } from "@runledger/adapter-libsql";
 import { nodeDriver } from "@runledger/adapter-node";
-import { type Driver, RunStore } from "@runledger/core";
+import { RunStore } from "@runledger/core";
+import type { Driver } from "@runledger/core/port";
 import {
   collectGarbage,
   databaseSize,

@@ -18,7 +18,8 @@ import { pathToFileURL } from "node:url";
 import { createClient } from "@libsql/client";
 import { libsqlDriver } from "@runledger/adapter-libsql";
 import { nodeDriver } from "@runledger/adapter-node";
-import { type Driver, type JsonObject, RunStore } from "@runledger/core";
+import { type JsonObject, RunStore } from "@runledger/core";
+import type { Driver } from "@runledger/core/port";
 import { timeOrderedId } from "@runledger/core/port";
 import Database from "better-sqlite3";
 import {

@@ -36,7 +36,8 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { libsqlDriver } from "@runledger/adapter-libsql";
 import { nodeDriver } from "@runledger/adapter-node";
-import { type Driver, RunStore } from "@runledger/core";
+import { RunStore } from "@runledger/core";
+import type { Driver } from "@runledger/core/port";
 import Database from "better-sqlite3";
 import {
   collectGarbage,

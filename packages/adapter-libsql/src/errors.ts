@@ -1,8 +1,8 @@
-import { fromSqliteFailure, RunledgerError } from "@runledger/core/port";
+import { fromSqliteFailure, RunledgerError, type RunledgerErrorCode } from "@runledger/core/port";
 import { translateRemote } from "./remote-errors.js";
 
 /** Codes @libsql/client uses for its own failures, not SQLite's. */
-const CLIENT_CODES: Record<string, string> = {
+const CLIENT_CODES: Record<string, RunledgerErrorCode> = {
   CLIENT_CLOSED: "connection_closed",
   TRANSACTION_CLOSED: "transaction_closed",
   // A begin while this connection's transaction is open: the same code adapter-node gives.

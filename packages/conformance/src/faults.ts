@@ -1,13 +1,13 @@
-import {
-  type BeginMode,
-  type ConnectionSettings,
-  type Driver,
-  type DriverConnection,
-  type DriverTransaction,
-  type QueryResult,
-  RunledgerError,
-  type SqlValue,
-} from "@runledger/core";
+import { RunledgerError } from "@runledger/core";
+import type {
+  BeginMode,
+  ConnectionSettings,
+  Driver,
+  DriverConnection,
+  DriverTransaction,
+  QueryResult,
+  SqlValue,
+} from "@runledger/core/port";
 
 /**
  * Which statement to fail. Statements are counted across every connection the

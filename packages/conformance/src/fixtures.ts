@@ -10,12 +10,8 @@ import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import {
-  type Driver,
-  type DriverConnection,
-  type OpenOptions,
-  RunledgerError,
-} from "@runledger/core";
+import { RunledgerError } from "@runledger/core";
+import type { Driver, DriverConnection, OpenOptions } from "@runledger/core/port";
 import { afterAll, expect, it, onTestFinished } from "vitest";
 import type { DriverSource, FailedMessage } from "./child/common.js";
 import type { HolderCommand, HolderMessage, HolderRequest } from "./child/protocol.js";

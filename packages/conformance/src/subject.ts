@@ -1,4 +1,4 @@
-import type { Driver } from "@runledger/core";
+import type { Driver } from "@runledger/core/port";
 
 /** What an adapter hands to `describeConformance`. */
 export interface ConformanceSubject {

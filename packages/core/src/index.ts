@@ -1,31 +1,65 @@
 /**
- * @runledger/core — the public face. Runtime-agnostic: no `node:` module and
- * no SQL driver is imported anywhere below this file.
+ * `@runledger/core`: what an application calls. A run is one SQLite database
+ * holding a journal of events, a content-addressed workspace and the run's
+ * status; `RunStore` opens runs and hands out leases, a lease runs
+ * transactions and snapshots, and every failure is a `RunledgerError` whose
+ * `code` is one of `ERROR_CODES`. Pair it with an adapter for the driver.
+ *
+ * Other audiences have their own entries: `@runledger/core/commit-log`
+ * (typed changes, the commit log, the read model), `@runledger/core/datastore`
+ * (the datastore, the v2/v3 route, the repositories), `@runledger/core/engine`
+ * (connection provider, scopes, schema manifests: for tool authors) and
+ * `@runledger/core/port` (what an adapter implements). docs/api.md lists
+ * every name of every entry.
+ *
+ * Runtime-agnostic: no `node:` module and no SQL driver is imported anywhere
+ * below this file.
+ *
+ * @example
+ * ```ts
+ * import { nodeDriver } from "@runledger/adapter-node";
+ * import { isRunledgerError, RunStore } from "@runledger/core";
+ *
+ * const store = new RunStore({ driver: nodeDriver() });
+ * const lease = await store.open("order-42.db", {
+ *   create: { workflowId: "orders", runId: "order-42" },
+ * });
+ * await lease.transact(async (tx) => {
+ *   await tx.workspace.apply({ put: { "cart.json": "[]" } }, { event: { kind: "started" } });
+ *   const { sequence } = await tx.journal.append({ kind: "paid" });
+ *   await tx.run.stop({ status: "completed", reason: { event: sequence } });
+ * });
+ * const run = await lease.read((r) => r.run.get());
+ * console.log(run.status); // "completed"
+ * try {
+ *   await lease.transact((tx) => tx.journal.append({ kind: "late" }));
+ * } catch (error) {
+ *   if (!isRunledgerError(error, "run_finished")) throw error;
+ *   console.log(error.code); // "run_finished" (typed so: a terminal status is final)
+ * }
+ * await lease.release();
+ * await store.close();
+ * ```
+ *
+ * @module
  */
 
-export { Lease } from "./connection/lease.js";
-export {
-  ConnectionProvider,
-  type ConnectionProviderOptions,
-  type Durability,
-  type EntrySummary,
-  type Establish,
-  type EstablishContext,
-  type OpenRequest,
-} from "./connection/provider.js";
-export * from "./port/index.js";
-export type { JsonObject, JsonValue } from "./port/json.js";
+// The run store and what it hands out.
+
+export type { Durability } from "./connection/provider.js";
 export type { RunCounts } from "./run/counts.js";
 export type { ForkPoint, ForkResult } from "./run/fork.js";
+export type { JournalReader, JournalWriter } from "./run/journal.js";
+export type { JsonObject, JsonValue } from "./port/json.js";
 export { PAUSED_STATUSES, TERMINAL_STATUSES } from "./run/lifecycle.js";
+export type { RunRecordReader, RunRecordWriter } from "./run/run-row.js";
+export type { RunSnapshot, RunTransaction } from "./run/scopes.js";
 export {
-  APPLICATION_ID,
-  RUN_SCHEMA_VERSION,
-  SCHEMA_V1,
-  SCHEMA_V1_DIGEST,
-} from "./run/schema-v1.js";
-export { RunSnapshot, RunTransaction } from "./run/scopes.js";
-export { RunLease, type RunOpenOptions, RunStore, type RunStoreOptions } from "./run/store.js";
+  type RunLease,
+  type RunOpenOptions,
+  RunStore,
+  type RunStoreOptions,
+} from "./run/store.js";
 export type {
   AppendResult,
   JournalEvent,
@@ -36,196 +70,34 @@ export type {
   StopStatus,
 } from "./run/types.js";
 export type { VerifyProgress, VerifyReport } from "./run/verify.js";
-export {
-  manifestDigest,
-  type SchemaManifest,
-  type SchemaObject,
-  serializeSchema,
-} from "./schema/manifest.js";
-export {
-  compareObjects,
-  type LiveSchema,
-  readLiveSchema,
-  type SchemaDifference,
-} from "./schema/recognize.js";
-export type { ReadScope, WriteScope } from "./transaction/scope.js";
-export { CHUNK_SIZE, type Content } from "./workspace/files.js";
+
+// The workspace a run carries.
+
+export type { Content } from "./workspace/files.js";
 export type { GarbageReport } from "./workspace/gc.js";
-export { CUT_ONE_IN, EMPTY_ROOT_ID, MAX_NODE_ENTRIES } from "./workspace/node.js";
 export { MAX_DEPTH, MAX_PATH_BYTES, MAX_SEGMENT_BYTES, parsePath } from "./workspace/paths.js";
-export {
-  type ApplyChanges,
-  type ApplyResult,
-  type AtRoot,
-  type HistoryEntry,
-  type WorkspaceEntry,
-  type WorkspaceFile,
+export type {
+  ApplyChanges,
+  ApplyResult,
+  AtRoot,
+  HistoryEntry,
+  WorkspaceEntry,
+  WorkspaceFile,
   WorkspaceReader,
   WorkspaceWriter,
 } from "./workspace/workspace.js";
 
-// Typed changes, the commit log and the read model (spec §8).
-
-export { changeBatches, MAX_COMMIT_OPS, splitIntoBatches } from "./changes/batches.js";
-export {
-  type ConfigTarget,
-  checkChange,
-  type DefinitionTarget,
-  type ModelTarget,
-  type RunTarget,
-  renameDefinition,
-  type TargetOf,
-  type TypedChange,
-  typedChange,
-} from "./changes/change.js";
-export {
-  type AutoDefinitionIntent,
-  CONFIG_KINDS,
-  type ConfigIntent,
-  type ConfigKind,
-  INTENTS,
-  type Intent,
-  type IntentHome,
-  intentHome,
-  isIntent,
-  isRunIntent,
-  type ModelIntent,
-  type RunIntent,
-} from "./changes/intents.js";
-export type { InvalidChangeReason } from "./changes/invalid.js";
-export {
-  type ChangeOp,
-  type Expectation,
-  MAX_KEY_LENGTH,
-  type PutOp,
-  put,
-  type TombstoneOp,
-  tombstone,
-} from "./changes/ops.js";
-export {
-  configPartition,
-  definitionPartition,
-  isRunPartition,
-  MAX_COMPONENT_LENGTH,
-  type PartitionOf,
-  parsePartition,
-  partitionName,
-  runPartition,
-} from "./changes/partitions.js";
-export type { DatabaseAccess, LogContext } from "./commitlog/context.js";
-export { type BeginOptions, CommitLog } from "./commitlog/log.js";
-export {
-  type CatalogRow,
-  type CatchUpOptions,
-  type CatchUpResult,
-  ReadModel,
-  ReadModelReader,
-} from "./commitlog/read-model.js";
-export {
-  READ_MODEL_APPLICATION_ID,
-  READ_MODEL_SCHEMA_V1,
-  READ_MODEL_SCHEMA_V1_DIGEST,
-  READ_MODEL_SCHEMA_VERSION,
-} from "./commitlog/read-model-schema-v1.js";
-export { LogReader } from "./commitlog/reader.js";
-export {
-  COMMIT_LOG_APPLICATION_ID,
-  COMMIT_LOG_SCHEMA_V1,
-  COMMIT_LOG_SCHEMA_V1_DIGEST,
-  COMMIT_LOG_SCHEMA_VERSION,
-} from "./commitlog/schema-v1.js";
-export type {
-  AbandonResult,
-  ChunkCheck,
-  CommitResult,
-  CommittedPartition,
-  ContentSource,
-  DocumentReconciler,
-  ExpectationFailure,
-  LandedVersion,
-  LiveKey,
-  LogCommit,
-  LogOp,
-  PendingUnit,
-  ReconciledKey,
-  RefusalReason,
-  RefusedPartition,
-  StagedOp,
-  StagingScope,
-} from "./commitlog/types.js";
-export { CommitUnit, type UnitOptions, type UnitState } from "./commitlog/unit.js";
-export {
-  CommitLogStore,
-  type CommitLogStoreOptions,
-  ReadModelStore,
-  type ReadModelStoreOptions,
-  type StoreOpenOptions,
-} from "./stores/commit-log-store.js";
-
-// The datastore, the v2/v3 route and the repositories (spec §9).
+// The run database's frozen format (docs/file-format.md).
 
 export {
-  type BuilderName,
-  CHANGE_BUILDERS,
-  type ChangeBuilders,
-  type RepositoryOptions,
-} from "./repositories/builders.js";
-export {
-  Datastore,
-  type DatastoreOptions,
-  type DocumentEntry,
-  DocumentReader,
-  DocumentWriter,
-} from "./repositories/datastore/datastore.js";
-export {
-  DATASTORE_FORMAT_MAX,
-  type FormatMarker,
-  WRITTEN_BY as DATASTORE_WRITTEN_BY,
-} from "./repositories/datastore/marker.js";
-export {
-  DATASTORE_APPLICATION_ID,
-  DATASTORE_SCHEMA_V1,
-  DATASTORE_SCHEMA_V1_DIGEST,
-  DATASTORE_SCHEMA_VERSION,
-} from "./repositories/datastore/schema-v1.js";
-export {
-  type DatastoreOpenOptions,
-  DatastoreStore,
-  type DatastoreStoreOptions,
-} from "./repositories/datastore/store.js";
-export {
-  AutoDefinitionRepository,
-  DefinitionRepository,
-  EvaluatedDefinitionRepository,
-} from "./repositories/definitions.js";
-export { splitDocumentPath } from "./repositories/layout.js";
-export {
-  type StoredVaultConfig,
-  type VaultConfig,
-  VaultConfigRepository,
-  type VaultProvider,
-} from "./repositories/vault-config.js";
-export { WorkflowRunRepository } from "./repositories/workflow-runs.js";
-export type {
-  ChangeHook,
-  DatastoreFormat,
-  PathChange,
-  RouteObserver,
-  RouteRecord,
-} from "./routing/hook.js";
-export {
-  type BuiltChanges,
-  bindUnit,
-  signalChange,
-  stageTyped,
-  type TypedStager,
-  typedStagingActive,
-  withStagingScope,
-} from "./routing/route.js";
-export {
-  COMMITTING_ENDINGS,
-  type RunEnding,
-  type RunUnit,
-  type RunUnitOutcome,
-  withRunUnit,
-} from "./routing/run-unit.js";
+  APPLICATION_ID,
+  RUN_SCHEMA_VERSION,
+  SCHEMA_V1,
+  SCHEMA_V1_DIGEST,
+} from "./run/schema-v1.js";
+export { EMPTY_ROOT_ID } from "./workspace/node.js";
+
+// Errors (docs/errors.md).
+
+export { ERROR_CODES, type RunledgerErrorCode } from "./port/codes.js";
+export { isRunledgerError, RunledgerError } from "./port/errors.js";

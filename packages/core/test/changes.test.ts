@@ -5,6 +5,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { splitIntoBatches } from "../src/changes/batches.js";
 import {
   CONFIG_KINDS,
   type ConfigKind,
@@ -19,14 +20,13 @@ import {
   parsePartition,
   partitionName,
   put,
-  RunledgerError,
   renameDefinition,
   runPartition,
-  sha256Hex,
-  splitIntoBatches,
   tombstone,
   typedChange,
-} from "../src/index.js";
+} from "../src/commit-log.js";
+import { RunledgerError } from "../src/index.js";
+import { sha256Hex } from "../src/port/index.js";
 
 function refusal(action: () => unknown): RunledgerError {
   try {

@@ -7,7 +7,7 @@ import {
   COMMIT_LOG_SCHEMA_V1_DIGEST,
   READ_MODEL_APPLICATION_ID,
   READ_MODEL_SCHEMA_V1_DIGEST,
-} from "../src/index.js";
+} from "../src/commit-log.js";
 
 const repo = fileURLToPath(new URL("../../../", import.meta.url));
 const read = (path: string) => readFileSync(join(repo, path), "utf8");

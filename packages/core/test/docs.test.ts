@@ -2,13 +2,8 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import {
-  APPLICATION_ID,
-  DATASTORE_APPLICATION_ID,
-  DATASTORE_SCHEMA_V1_DIGEST,
-  EMPTY_ROOT_ID,
-  SCHEMA_V1_DIGEST,
-} from "../src/index.js";
+import { DATASTORE_APPLICATION_ID, DATASTORE_SCHEMA_V1_DIGEST } from "../src/datastore.js";
+import { APPLICATION_ID, EMPTY_ROOT_ID, SCHEMA_V1_DIGEST } from "../src/index.js";
 
 const repo = fileURLToPath(new URL("../../../", import.meta.url));
 const read = (path: string) => readFileSync(join(repo, path), "utf8");

@@ -1,17 +1,15 @@
 import { describe, expect, it } from "vitest";
+import { MAX_COMMIT_OPS, type StagingScope, type TypedChange } from "../src/commit-log.js";
 import {
   bindUnit,
   CHANGE_BUILDERS,
   type ChangeHook,
-  MAX_COMMIT_OPS,
   type RouteRecord,
-  type StagingScope,
   signalChange,
   stageTyped,
-  type TypedChange,
   typedStagingActive,
   withStagingScope,
-} from "../src/index.js";
+} from "../src/datastore.js";
 
 function hook(format: 2 | 3) {
   const records: RouteRecord[] = [];

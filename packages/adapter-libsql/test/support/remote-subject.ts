@@ -15,7 +15,7 @@ import {
   type SqldServer,
   startSqld,
 } from "@runledger/conformance/sqld";
-import type { Driver } from "@runledger/core";
+import type { Driver } from "@runledger/core/port";
 import { afterAll } from "vitest";
 
 export type Protocol = "http" | "ws" | "libsql";

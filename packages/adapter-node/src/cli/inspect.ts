@@ -3,13 +3,8 @@
  * answered without changing it.
  */
 import { stat } from "node:fs/promises";
-import {
-  APPLICATION_ID,
-  manifestDigest,
-  RUN_SCHEMA_VERSION,
-  SCHEMA_V1,
-  SCHEMA_V1_DIGEST,
-} from "@runledger/core";
+import { APPLICATION_ID, RUN_SCHEMA_VERSION, SCHEMA_V1, SCHEMA_V1_DIGEST } from "@runledger/core";
+import { manifestDigest } from "@runledger/core/engine";
 import { EXIT_OK, iso, type Output, report } from "./output.js";
 import { describeStop, readRun } from "./store.js";
 

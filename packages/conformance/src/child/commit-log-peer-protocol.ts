@@ -4,7 +4,7 @@
  * through core's CommitLogStore / ReadModelStore on its own driver, prints
  * one JSON LogPeerReport line on stdout and exits (holding nothing open).
  */
-import type { CatalogRow, CommitResult } from "@runledger/core";
+import type { CatalogRow, CommitResult } from "@runledger/core/commit-log";
 import type { DriverSource, FailedMessage } from "./common.js";
 
 /** One op of a change, as JSON: text content is stored as UTF-8. */

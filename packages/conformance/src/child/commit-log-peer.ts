@@ -16,7 +16,7 @@ import {
   put,
   ReadModelStore,
   tombstone,
-} from "@runledger/core";
+} from "@runledger/core/commit-log";
 import type { DocumentDigest, LogPeerReport, LogPeerRequest } from "./commit-log-peer-protocol.js";
 import { loadDriver, readRequest, runChild, send } from "./common.js";
 

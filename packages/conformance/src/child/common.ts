@@ -7,7 +7,7 @@
 import { isAbsolute } from "node:path";
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
-import type { Driver } from "@runledger/core";
+import type { Driver } from "@runledger/core/port";
 
 /** Where a child finds the driver: every request starts with these two fields. */
 export interface DriverSource {

@@ -8,7 +8,7 @@
  *
  * Usage: node counter.js '<CounterRequest as JSON>'
  */
-import { ConnectionProvider } from "@runledger/core";
+import { ConnectionProvider } from "@runledger/core/engine";
 import { loadDriver, nextCommand, readRequest, runChild, send, stackOf } from "./common.js";
 import type { CounterMessage, CounterRequest } from "./counter-protocol.js";
 

@@ -7,7 +7,7 @@
  *
  * Usage: node holder.js '<HolderRequest as JSON>'
  */
-import type { DriverTransaction } from "@runledger/core";
+import type { DriverTransaction } from "@runledger/core/port";
 import { loadDriver, messageOf, nextCommand, readRequest, runChild, send } from "./common.js";
 import type { HolderCommand, HolderMessage, HolderRequest } from "./protocol.js";
 

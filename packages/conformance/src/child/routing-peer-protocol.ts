@@ -6,7 +6,7 @@
  * staged into one unit of a new commit log, commits the unit, prints one
  * JSON RoutingPeerReport line on stdout and exits (holding nothing open).
  */
-import type { CommitResult } from "@runledger/core";
+import type { CommitResult } from "@runledger/core/commit-log";
 import type { DriverSource, FailedMessage } from "./common.js";
 
 export interface RoutingPeerRequest extends DriverSource {

@@ -7,7 +7,8 @@
  *
  * Usage: node routing-peer.js '<RoutingPeerRequest as JSON>'
  */
-import { bindUnit, CommitLogStore, DatastoreStore } from "@runledger/core";
+import { CommitLogStore } from "@runledger/core/commit-log";
+import { bindUnit, DatastoreStore } from "@runledger/core/datastore";
 import { MemoryVault, RouteRecorder, runScenario } from "../families/routing-scenario.js";
 import { loadDriver, readRequest, runChild, send } from "./common.js";
 import type { RoutingPeerReport, RoutingPeerRequest } from "./routing-peer-protocol.js";

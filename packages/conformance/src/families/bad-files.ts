@@ -8,22 +8,18 @@
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
-import {
-  APPLICATION_ID,
-  type BeginMode,
-  CommitLogStore,
-  type ConnectionSettings,
-  DatastoreStore,
-  type Driver,
-  type DriverConnection,
-  type DriverTransaction,
-  ReadModelStore,
-  type RunledgerError,
-  SCHEMA_V1,
-  SCHEMA_V1_DIGEST,
-  type SchemaObject,
-  type SqlValue,
-} from "@runledger/core";
+import { APPLICATION_ID, type RunledgerError, SCHEMA_V1, SCHEMA_V1_DIGEST } from "@runledger/core";
+import { CommitLogStore, ReadModelStore } from "@runledger/core/commit-log";
+import { DatastoreStore } from "@runledger/core/datastore";
+import type { SchemaObject } from "@runledger/core/engine";
+import type {
+  BeginMode,
+  ConnectionSettings,
+  Driver,
+  DriverConnection,
+  DriverTransaction,
+  SqlValue,
+} from "@runledger/core/port";
 import { expect, it } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
 import {

@@ -15,13 +15,14 @@ import {
   type CommitResult,
   type CommitUnit,
   checkChange,
-  type Driver,
+  commitLogAccess,
   put,
   type ReadModel,
   ReadModelStore,
   type TypedChange,
   tombstone,
-} from "@runledger/core";
+} from "@runledger/core/commit-log";
+import type { Driver } from "@runledger/core/port";
 import { expect, onTestFinished } from "vitest";
 import type {
   ChangeSpec,
@@ -366,7 +367,7 @@ export async function liveKeys(log: CommitLog) {
 
 /** Runs the statement on the log's own connection (for inspection and tampering in tests). */
 export async function onLog(log: CommitLog, sql: string, params: unknown[] = []) {
-  return log.access.transact((tx) => tx.execute(sql, params as never));
+  return commitLogAccess(log).transact((tx) => tx.execute(sql, params as never));
 }
 
 /** The commit-log peer child: it writes a log or catches a read model up, reports and exits. */

@@ -11,23 +11,22 @@
  * spills to the log, and an abandoned unit leaves nothing.
  */
 import { copyFile, writeFile } from "node:fs/promises";
+import { APPLICATION_ID, RunStore } from "@runledger/core";
 import {
-  APPLICATION_ID,
   COMMIT_LOG_APPLICATION_ID,
   COMMIT_LOG_SCHEMA_V1,
   COMMIT_LOG_SCHEMA_V1_DIGEST,
   type CommitResult,
   type ContentSource,
-  manifestDigest,
   put,
   READ_MODEL_APPLICATION_ID,
   READ_MODEL_SCHEMA_V1,
   READ_MODEL_SCHEMA_V1_DIGEST,
-  RunStore,
   renameDefinition,
   tombstone,
   typedChange,
-} from "@runledger/core";
+} from "@runledger/core/commit-log";
+import { manifestDigest } from "@runledger/core/engine";
 import { describe, expect, it } from "vitest";
 import { FaultInjector } from "../faults.js";
 import { type Fixtures, failureOf } from "../fixtures.js";

@@ -8,7 +8,7 @@
 import { existsSync } from "node:fs";
 import { mkdir, readFile, symlink } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
-import type { Lease } from "@runledger/core";
+import type { Lease } from "@runledger/core/engine";
 import { describe, expect, it } from "vitest";
 import { type Fixtures, failureOf, itUnlessRemote, sameBytes } from "../fixtures.js";
 import { column, seededLocation, sleep, store } from "./contract-fixtures.js";

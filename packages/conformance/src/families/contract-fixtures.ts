@@ -5,16 +5,18 @@
  * parent's side of the counter child process.
  */
 import {
-  type BeginMode,
   ConnectionProvider,
   type ConnectionProviderOptions,
-  type Driver,
-  type DriverConnection,
-  type DriverTransaction,
   type Lease,
-  type QueryResult,
-  type SqlValue,
-} from "@runledger/core";
+} from "@runledger/core/engine";
+import type {
+  BeginMode,
+  Driver,
+  DriverConnection,
+  DriverTransaction,
+  QueryResult,
+  SqlValue,
+} from "@runledger/core/port";
 import { onTestFinished } from "vitest";
 import type { CounterMessage, CounterRequest } from "../child/counter-protocol.js";
 import { ChildProcess, type ChildScript, type Fixtures, subjectChild } from "../fixtures.js";

@@ -10,7 +10,7 @@ import {
   DATASTORE_APPLICATION_ID,
   DATASTORE_SCHEMA_V1_DIGEST,
   DATASTORE_SCHEMA_VERSION,
-} from "@runledger/core";
+} from "@runledger/core/datastore";
 import { expect, it } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
 import { datastoreStore } from "./routing-fixtures.js";

@@ -7,7 +7,7 @@
  * listed, and so deleted, like any other. Property-tested with fast-check
  * over arbitrary text, with astral characters and U+FFFF weighted in.
  */
-import { type Datastore, WorkflowRunRepository } from "@runledger/core";
+import { type Datastore, WorkflowRunRepository } from "@runledger/core/datastore";
 import fc from "fast-check";
 import { expect, it } from "vitest";
 import type { Fixtures } from "../fixtures.js";

@@ -7,7 +7,7 @@
  * one log only; and a log written by one adapter is caught up by the other,
  * in a child process (two SQLite libraries never share a file in one process).
  */
-import { type CommitResult, put, typedChange } from "@runledger/core";
+import { type CommitResult, put, typedChange } from "@runledger/core/commit-log";
 import { describe, expect, it } from "vitest";
 import { FaultInjector } from "../faults.js";
 import { type Fixtures, failureOf } from "../fixtures.js";

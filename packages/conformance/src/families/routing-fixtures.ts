@@ -9,25 +9,27 @@
  */
 import { existsSync } from "node:fs";
 import {
+  type CommitLog,
+  type CommitResult,
+  type CommitUnit,
+  type ReadModel,
+  type RunTarget,
+  runPartition,
+  type TypedChange,
+  type UnitOptions,
+} from "@runledger/core/commit-log";
+import {
   type BuilderName,
   bindUnit,
   CHANGE_BUILDERS,
   type ChangeBuilders,
-  type CommitLog,
-  type CommitResult,
-  type CommitUnit,
   type Datastore,
   DatastoreStore,
-  type ReadModel,
-  type RunTarget,
-  runPartition,
   signalChange,
   splitDocumentPath,
   stageTyped,
-  type TypedChange,
-  type UnitOptions,
   type VaultProvider,
-} from "@runledger/core";
+} from "@runledger/core/datastore";
 import { onTestFinished } from "vitest";
 import type { RoutingPeerReport, RoutingPeerRequest } from "../child/routing-peer-protocol.js";
 import { ChildProcess, type ChildScript, type Fixtures } from "../fixtures.js";

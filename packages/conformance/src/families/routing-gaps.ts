@@ -15,21 +15,24 @@
  */
 import { readFile } from "node:fs/promises";
 import {
-  AutoDefinitionRepository,
-  bindUnit,
   type CommitLog,
   type CommitResult,
+  commitLogAccess,
   configPartition,
-  type Datastore,
-  DefinitionRepository,
   definitionPartition,
   MAX_COMMIT_OPS,
   type ReadModel,
   type RunTarget,
   runPartition,
+} from "@runledger/core/commit-log";
+import {
+  AutoDefinitionRepository,
+  bindUnit,
+  type Datastore,
+  DefinitionRepository,
   WorkflowRunRepository,
   withRunUnit,
-} from "@runledger/core";
+} from "@runledger/core/datastore";
 import { describe, expect, it } from "vitest";
 import type { Fixtures } from "../fixtures.js";
 import {
@@ -383,7 +386,7 @@ export function describeRoutingGaps(fx: Fixtures): void {
 
         // The staging area's rows, every value of every column.
         const tables = ["unit", "unit_batch", "staged_op", "staged_content"];
-        const area = await log.access.read(async (reader) => {
+        const area = await commitLogAccess(log).read(async (reader) => {
           const rows: { table: string; row: Record<string, unknown> }[] = [];
           for (const table of tables) {
             for (const row of (await reader.execute(`SELECT * FROM ${table}`)).rows) {

@@ -13,19 +13,17 @@
  *   unit and a read model caught up from it hold no trace of the document
  *   that was never written.
  */
+import type { CommitResult, CommitUnit, RunTarget } from "@runledger/core/commit-log";
 import {
   AutoDefinitionRepository,
   bindUnit,
   CHANGE_BUILDERS,
-  type CommitResult,
-  type CommitUnit,
   type Datastore,
   DatastoreStore,
   DefinitionRepository,
-  type RunTarget,
   stageTyped,
   WorkflowRunRepository,
-} from "@runledger/core";
+} from "@runledger/core/datastore";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { FaultInjector } from "../faults.js";
 import { type Fixtures, failureOf } from "../fixtures.js";

@@ -18,22 +18,25 @@
  * - a format-2 datastore is never reconciled (nor can it be).
  */
 import {
-  AutoDefinitionRepository,
-  bindUnit,
   type CommitLog,
   type CommitUnit,
+  commitLogAccess,
   configPartition,
-  type Datastore,
-  DefinitionRepository,
   definitionPartition,
-  EvaluatedDefinitionRepository,
   type ReadModel,
   type ReconciledKey,
   runPartition,
   type UnitOptions,
+} from "@runledger/core/commit-log";
+import {
+  AutoDefinitionRepository,
+  bindUnit,
+  type Datastore,
+  DefinitionRepository,
+  EvaluatedDefinitionRepository,
   WorkflowRunRepository,
   withRunUnit,
-} from "@runledger/core";
+} from "@runledger/core/datastore";
 import { describe, expect, it } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
 import { modelContents, newLog, newModel, sha256Hex } from "./commit-log-fixtures.js";
@@ -47,7 +50,7 @@ const unitOptions = (where: Where): UnitOptions =>
 
 /** Rows the log's staging area holds for a unit (its spilled ops). */
 async function spilledOps(log: CommitLog, unit: CommitUnit): Promise<number> {
-  return log.access.read(async (reader) => {
+  return commitLogAccess(log).read(async (reader) => {
     const { rows } = await reader.execute("SELECT count(*) AS n FROM staged_op WHERE txn_id = ?", [
       unit.txnId,
     ]);

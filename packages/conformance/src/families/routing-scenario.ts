@@ -20,7 +20,7 @@ import {
   VaultConfigRepository,
   type VaultProvider,
   WorkflowRunRepository,
-} from "@runledger/core";
+} from "@runledger/core/datastore";
 
 /** Records every route-1 signal, route-2 call and op, and document read, with its caller. */
 export class RouteRecorder implements RouteObserver {

@@ -8,7 +8,7 @@ import {
   type RunEnding,
   WorkflowRunRepository,
   withRunUnit,
-} from "@runledger/core";
+} from "@runledger/core/datastore";
 import { describe, expect, it } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
 import { newLog, newModel } from "./commit-log-fixtures.js";
@@ -140,7 +140,7 @@ export function describeRouting(fx: Fixtures): void {
             key: `run--wf--${status}/snapshots/s1.json`,
             op: "put",
           });
-          const result = outcome as { result: import("@runledger/core").CommitResult };
+          const result = outcome as { result: import("@runledger/core/commit-log").CommitResult };
           expect(
             await differences({ datastore, model, result: result.result, recorder, locations: [] }),
           ).toEqual([]);

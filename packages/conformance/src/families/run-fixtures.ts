@@ -11,17 +11,13 @@ import { copyFile, readdir, readFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import {
   isRunledgerError,
-  type LiveSchema,
-  type OpenOptions,
-  type Row,
   type RunCreate,
   type RunLease,
   RunStore,
   type RunStoreOptions,
-  readLiveSchema,
-  serializeSchema,
-  sha256Hex,
 } from "@runledger/core";
+import { type LiveSchema, readLiveSchema, serializeSchema } from "@runledger/core/engine";
+import { type OpenOptions, type Row, sha256Hex } from "@runledger/core/port";
 import { expect, onTestFinished } from "vitest";
 import type { PeerReport, PeerRequest } from "../child/run-peer-protocol.js";
 import { ChildProcess, type ChildScript, type Fixtures } from "../fixtures.js";

@@ -12,13 +12,13 @@
 
 import { createHash } from "node:crypto";
 import {
-  CHUNK_SIZE,
   EMPTY_ROOT_ID,
   type JournalEvent,
   type RunLease,
   type StopReason,
   type StopStatus,
 } from "@runledger/core";
+import { CHUNK_SIZE } from "@runledger/core/engine";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
 import { CREATE, firstRow, noise, openRun, raw, runStore } from "./run-fixtures.js";

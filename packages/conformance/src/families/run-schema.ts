@@ -14,14 +14,13 @@ import { existsSync, statSync } from "node:fs";
 import { basename } from "node:path";
 import {
   APPLICATION_ID,
-  CHUNK_SIZE,
   EMPTY_ROOT_ID,
-  manifestDigest,
   RUN_SCHEMA_VERSION,
   RunStore,
   SCHEMA_V1,
   SCHEMA_V1_DIGEST,
 } from "@runledger/core";
+import { CHUNK_SIZE, manifestDigest } from "@runledger/core/engine";
 import { describe, expect, it } from "vitest";
 import { FaultInjector } from "../faults.js";
 import { type Fixtures, failureOf, itUnlessRemote } from "../fixtures.js";

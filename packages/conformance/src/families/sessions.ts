@@ -4,7 +4,7 @@
  * own semantics, a finished session refuses further use, and a read-only
  * connection never writes.
  */
-import type { DriverConnection, DriverTransaction } from "@runledger/core";
+import type { DriverConnection, DriverTransaction } from "@runledger/core/port";
 import { describe, expect, it } from "vitest";
 import { expectTranslated, type Fixtures, failureOf } from "../fixtures.js";
 

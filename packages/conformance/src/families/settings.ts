@@ -3,7 +3,7 @@
  * connection the adapter hands out, and journal mode and synchronous change
  * only when `configure` asks, then read back as asked.
  */
-import type { DriverConnection, DriverTransaction } from "@runledger/core";
+import type { DriverConnection, DriverTransaction } from "@runledger/core/port";
 import { describe, expect, it } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
 

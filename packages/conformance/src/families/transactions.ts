@@ -4,7 +4,8 @@
  * is a snapshot that cannot write, every misuse fails with its own code, and
  * a failed cleanup poisons the entry until the location is opened again.
  */
-import { isRunledgerError, type ReadScope, RunledgerError, type WriteScope } from "@runledger/core";
+import { isRunledgerError, RunledgerError } from "@runledger/core";
+import type { ReadScope, WriteScope } from "@runledger/core/engine";
 import { describe, expect, it } from "vitest";
 import { FaultInjector } from "../faults.js";
 import { type Fixtures, failureOf, itUnlessRemote } from "../fixtures.js";

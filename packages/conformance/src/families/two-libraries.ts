@@ -8,7 +8,7 @@
  * see (its own lock files) writes over the other's transaction and loses a
  * write: it declares no `sharedLocks`.
  */
-import type { Lease } from "@runledger/core";
+import type { Lease } from "@runledger/core/engine";
 import { expect } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
 import { seededLocation, sleep, store } from "./contract-fixtures.js";

@@ -3,7 +3,7 @@
  * back exactly — same JavaScript type, same bytes, stored in the SQLite
  * storage class a reader of the file would expect.
  */
-import type { SqlValue } from "@runledger/core";
+import type { SqlValue } from "@runledger/core/port";
 import { describe, expect, it } from "vitest";
 import { type Fixtures, itUnlessRemote, sameBytes } from "../fixtures.js";
 

@@ -6,7 +6,8 @@
  * apply the same change successfully. Inside a caller's transaction the
  * failed apply is undone alone and the caller's own writes commit.
  */
-import { CHUNK_SIZE, type RunLease } from "@runledger/core";
+import type { RunLease } from "@runledger/core";
+import { CHUNK_SIZE } from "@runledger/core/engine";
 import { describe, expect, it } from "vitest";
 import { FaultInjector } from "../faults.js";
 import type { Fixtures } from "../fixtures.js";

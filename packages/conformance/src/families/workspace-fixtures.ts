@@ -7,7 +7,8 @@
  * answers are checked against an independent implementation.
  */
 import { createHash } from "node:crypto";
-import type { ApplyChanges, Driver, JsonObject, RunLease, RunStore } from "@runledger/core";
+import type { ApplyChanges, JsonObject, RunLease, RunStore } from "@runledger/core";
+import type { Driver } from "@runledger/core/port";
 import { expect } from "vitest";
 import type { Fixtures } from "../fixtures.js";
 import { runStore } from "./run-fixtures.js";

@@ -6,7 +6,8 @@
  * after a prune deletes exactly the objects nothing retains — computed here
  * independently from the tables — and pins keep their roots through it.
  */
-import { CHUNK_SIZE, EMPTY_ROOT_ID, type HistoryEntry, type RunLease } from "@runledger/core";
+import { EMPTY_ROOT_ID, type HistoryEntry, type RunLease } from "@runledger/core";
+import { CHUNK_SIZE } from "@runledger/core/engine";
 import { describe, expect, it } from "vitest";
 import type { Fixtures } from "../fixtures.js";
 import {

@@ -8,7 +8,8 @@
  * (paths, faults, history/fork/GC) are registered from here too.
  */
 import { createHash, randomFillSync } from "node:crypto";
-import { CHUNK_SIZE, EMPTY_ROOT_ID, type RunLease } from "@runledger/core";
+import { EMPTY_ROOT_ID, type RunLease } from "@runledger/core";
+import { CHUNK_SIZE } from "@runledger/core/engine";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type Fixtures, sameBytes } from "../fixtures.js";

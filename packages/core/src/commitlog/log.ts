@@ -16,7 +16,24 @@ export interface BeginOptions extends UnitOptions {
   readonly txnId?: string;
 }
 
+/** Set once by the class below: the one way to reach a log's private access. */
+let accessOf: (log: CommitLog) => DatabaseAccess;
+
+/**
+ * The database access of a log: transactions and snapshots on the log's own
+ * tables, for tools and test suites that inspect (or deliberately damage)
+ * them. Nothing here checks what such SQL does; the log's own methods are
+ * the way to use a log.
+ */
+export function commitLogAccess(log: CommitLog): DatabaseAccess {
+  return accessOf(log);
+}
+
 export class CommitLog {
+  static {
+    accessOf = (log) => log.#access;
+  }
+
   readonly #access: DatabaseAccess;
   readonly #context: LogContext;
   readonly #release: () => Promise<void>;
@@ -91,10 +108,5 @@ export class CommitLog {
 
   [Symbol.asyncDispose](): Promise<void> {
     return this.release();
-  }
-
-  /** @internal The access the read model reads through. */
-  get access(): DatabaseAccess {
-    return this.#access;
   }
 }

@@ -21,7 +21,7 @@ import { toHex } from "../port/hash.js";
 import { keysetPages, keysetRows } from "../port/keyset.js";
 import type { Row, SqlValue } from "../port/values.js";
 import type { DatabaseAccess } from "./context.js";
-import type { CommitLog } from "./log.js";
+import { type CommitLog, commitLogAccess } from "./log.js";
 import { placeholders } from "./staging.js";
 import type { LogCommit } from "./types.js";
 
@@ -146,7 +146,7 @@ async function applyCommits(
   const pages = keysetPages({
     start: { commitId: first, ordinal: -1 },
     page: (after, limit) =>
-      log.access.read(
+      commitLogAccess(log).read(
         async (reader) =>
           (
             await reader.execute(

@@ -44,6 +44,7 @@ export class Lease {
   #released = false;
   #running = false;
 
+  /** @internal Leases come from `ConnectionProvider.open`. */
   constructor(entry: Entry, owner: LeaseOwner) {
     this.#entry = entry;
     this.#owner = owner;

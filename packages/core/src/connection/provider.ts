@@ -92,7 +92,7 @@ export interface EntrySummary {
  * Two spellings of one file reach the same entry; concurrent opens of one
  * location share one opening; a failed open leaves no entry behind.
  */
-export class ConnectionProvider<Create = unknown> implements LeaseOwner {
+export class ConnectionProvider<Create = unknown> {
   readonly #driver: Driver;
   readonly #settings: ConnectionSettings;
   readonly #idleRetentionMs: number;
@@ -102,8 +102,24 @@ export class ConnectionProvider<Create = unknown> implements LeaseOwner {
   readonly #openings = new Map<string, Promise<Entry>>();
   readonly #closings = new Map<string, Promise<void>>();
   #closed = false;
+  /** What this provider's leases call back into: not part of the provider's own surface. */
+  readonly #owner: LeaseOwner;
 
   constructor(options: ConnectionProviderOptions<Create>) {
+    const provider = this;
+    this.#owner = {
+      get closed() {
+        return provider.#closed;
+      },
+      get busyTimeoutMs() {
+        return provider.busyTimeoutMs;
+      },
+      get asyncContext() {
+        return provider.asyncContext;
+      },
+      releaseLease: (entry) => this.#releaseLease(entry),
+      discardPoisoned: (entry) => this.#discardPoisoned(entry),
+    };
     this.#driver = options.driver;
     this.busyTimeoutMs = options.busyTimeoutMs ?? 5000;
     this.#idleRetentionMs = options.idleRetentionMs ?? 0;
@@ -184,7 +200,7 @@ export class ConnectionProvider<Create = unknown> implements LeaseOwner {
     await Promise.all(this.#closings.values());
   }
 
-  async releaseLease(entry: Entry): Promise<void> {
+  async #releaseLease(entry: Entry): Promise<void> {
     entry.leases--;
     if (entry.leases > 0 || entry.state !== "ready") return;
     if (this.#idleRetentionMs > 0 && !this.#closed) {
@@ -198,7 +214,7 @@ export class ConnectionProvider<Create = unknown> implements LeaseOwner {
     await this.#closeEntry(entry);
   }
 
-  async discardPoisoned(entry: Entry): Promise<void> {
+  async #discardPoisoned(entry: Entry): Promise<void> {
     if (this.#entries.get(entry.key) === entry) this.#entries.delete(entry.key);
     await entry.connection.close().catch(() => undefined);
   }
@@ -266,7 +282,7 @@ export class ConnectionProvider<Create = unknown> implements LeaseOwner {
     entry.cancelIdle?.();
     entry.cancelIdle = undefined;
     entry.leases++;
-    return new Lease(entry, this);
+    return new Lease(entry, this.#owner);
   }
 
   #closeEntry(entry: Entry): Promise<void> {

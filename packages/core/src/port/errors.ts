@@ -7,10 +7,12 @@
  * Adapters turn driver errors into a RunledgerError with `fromSqliteFailure`,
  * so nothing above the port ever inspects a driver's own error type.
  */
-export class RunledgerError extends Error {
+import type { RunledgerErrorCode } from "./codes.js";
+
+export class RunledgerError<Code extends RunledgerErrorCode = RunledgerErrorCode> extends Error {
   override readonly name = "RunledgerError";
-  /** Stable code, e.g. "busy", "constraint_foreign_key", "schema_mismatch". */
-  readonly code: string;
+  /** Stable code, e.g. "busy", "constraint_foreign_key", "schema_mismatch" (./codes.ts). */
+  readonly code: Code;
   /** The SQLite extended result code where there is one, else the primary, e.g. "SQLITE_CONSTRAINT_FOREIGNKEY". */
   readonly sqliteCode?: string;
   /** The SQLite primary result code, e.g. "SQLITE_CONSTRAINT". */
@@ -19,7 +21,7 @@ export class RunledgerError extends Error {
   readonly details?: Readonly<Record<string, unknown>>;
 
   constructor(
-    code: string,
+    code: Code,
     message: string,
     options: {
       cause?: unknown;
@@ -37,7 +39,14 @@ export class RunledgerError extends Error {
   }
 }
 
-export function isRunledgerError(error: unknown, code?: string): error is RunledgerError {
+/**
+ * Whether `error` is a RunledgerError, and (given a code) one with that code:
+ * `if (isRunledgerError(e, "busy")) e.code` is typed `"busy"`.
+ */
+export function isRunledgerError<Code extends RunledgerErrorCode = RunledgerErrorCode>(
+  error: unknown,
+  code?: Code,
+): error is RunledgerError<Code> {
   return error instanceof RunledgerError && (code === undefined || error.code === code);
 }
 
@@ -48,7 +57,7 @@ export function primaryCodeOf(sqliteCode: string): string {
 }
 
 interface Translation {
-  readonly code: string;
+  readonly code: RunledgerErrorCode;
   readonly advice: string;
 }
 

@@ -1,8 +1,36 @@
 /**
- * The port surface: what an adapter implements and may import. Adapters use
- * this subpath (`@runledger/core/port`) and never the rest of core.
+ * `@runledger/core/port`: what an adapter implements and may import. Adapters
+ * use this subpath and never the rest of core. A driver opens connections;
+ * a connection executes statements and begins transactions; values round-trip
+ * exactly; every driver failure becomes a `RunledgerError` through
+ * `fromSqliteFailure`. The helpers below (file paths, read-only opens,
+ * settings, hashing, value normalization) are what two adapters would
+ * otherwise both write (docs/writing-an-adapter.md).
+ *
+ * `RunledgerError`, `isRunledgerError` and `RunledgerErrorCode` are also
+ * exported by `@runledger/core`: applications and adapters both need them,
+ * and an adapter imports nothing but this subpath. They are the only names
+ * two entries share.
+ *
+ * @example
+ * ```ts
+ * import { fromSqliteFailure, isRunledgerError } from "@runledger/core/port";
+ *
+ * // Inside an adapter's execute: the driver threw; translate it before rethrowing.
+ * const driverError = Object.assign(new Error("FOREIGN KEY constraint failed"), {
+ *   code: "SQLITE_CONSTRAINT_FOREIGNKEY",
+ * });
+ * const failure = fromSqliteFailure(driverError.code, "cannot insert", driverError);
+ * if (isRunledgerError(failure, "constraint_foreign_key")) {
+ *   console.log(failure.sqlitePrimaryCode); // "SQLITE_CONSTRAINT"
+ * }
+ * console.log(failure.cause === driverError); // true
+ * ```
+ *
+ * @module
  */
 
+export type { RunledgerErrorCode } from "./codes.js";
 export { RunledgerDialect } from "./dialect.js";
 export type {
   AsyncContext,

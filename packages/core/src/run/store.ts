@@ -117,6 +117,7 @@ export class RunLease {
   /** The last event this lease saw appended: a guess SQLite checks on every use (see RootHint). */
   readonly #hint: RootHint = { root: undefined };
 
+  /** @internal Run leases come from `RunStore.open`. */
   constructor(lease: Lease, context: RunContext) {
     this.#lease = lease;
     this.#context = context;
@@ -131,7 +132,12 @@ export class RunLease {
     return this.#lease.readOnly;
   }
 
-  /** @internal The connection-level lease, for core's own multi-run operations. */
+  /**
+   * The connection-level lease under this run (`Lease` of
+   * `@runledger/core/engine`): statements on the run's own connection, for
+   * tools and test suites that inspect its tables. What it writes bypasses
+   * the run's rules; the journal, workspace and run row are the way to write.
+   */
   get lease(): Lease {
     return this.#lease;
   }

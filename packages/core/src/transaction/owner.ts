@@ -6,7 +6,7 @@ import type { DriverConnection, DriverTransaction } from "../port/driver.js";
 import type { RunledgerError } from "../port/errors.js";
 import { retryWhileBusy } from "./busy.js";
 import { Savepoints } from "./savepoints.js";
-import { escaped, ReadScope, type TransactionState, WriteScope } from "./scope.js";
+import { endScope, escaped, ReadScope, type TransactionState, WriteScope } from "./scope.js";
 
 /**
  * What the owner needs of the connection it runs on: the provider's entry
@@ -50,11 +50,11 @@ export async function runWriteTransaction<T>(
     const result = await fn(scope);
     if (scope.doomed !== undefined) throw scope.doomed;
     if (scope.hasEscapedWork) throw escaped("transaction");
-    scope.end();
+    endScope(scope);
     await transaction.commit();
     return result;
   } catch (error) {
-    scope.end();
+    endScope(scope);
     await rollBack(entry, transaction, error);
     throw error;
   }
@@ -88,7 +88,7 @@ export async function runReadTransaction<T>(
       if (scope.hasEscapedWork) throw escaped("transaction");
       outcome = { ok: true, value };
     } finally {
-      scope.end();
+      endScope(scope);
     }
   } catch (error) {
     outcome = { ok: false, error };

@@ -24,7 +24,21 @@ export interface TransactionState {
   doomed?: unknown;
 }
 
+/** Set once by Scope below: marks a scope ended (its `#ended` is private to the class). */
+let markEnded: (scope: Scope) => void;
+
+/** Called by the owner when a callback has finished: the scope is dead from here on. */
+export function endScope(scope: ReadScope | WriteScope): void {
+  markEnded(scope);
+}
+
 abstract class Scope implements Executor {
+  static {
+    markEnded = (scope) => {
+      scope.#ended = true;
+    };
+  }
+
   protected readonly executor: Executor;
   protected readonly state: TransactionState;
   /** The scope this savepoint was opened on: when that one ends, so does this one. */
@@ -81,11 +95,6 @@ abstract class Scope implements Executor {
   /** Work still running in this scope (statements not awaited, a savepoint still open). */
   get hasEscapedWork(): boolean {
     return this.#inFlight > 0 || this.#openChild;
-  }
-
-  /** Called by the owner when the callback has finished: the scope is dead from here on. */
-  end(): void {
-    this.#ended = true;
   }
 
   /** Whether this scope, or any scope it was opened inside, has ended. */
@@ -162,12 +171,12 @@ export class WriteScope extends Scope {
       try {
         const result = await fn(child);
         if (child.hasEscapedWork) throw escaped("savepoint");
-        child.end();
+        endScope(child);
         if (this.ended) throw closed("release a savepoint");
         await this.executor.execute(`RELEASE ${name}`);
         return result;
       } catch (error) {
-        child.end();
+        endScope(child);
         if (!this.ended) await this.#savepoints.rollBack(name, error);
         throw error;
       }
