@@ -16,7 +16,7 @@ import {
   type OpenOptions,
   RunledgerError,
 } from "@runledger/core";
-import { afterAll, expect, it, onTestFinished } from "vitest";
+import { afterAll, expect, onTestFinished } from "vitest";
 import type { DriverSource, FailedMessage } from "./child/common.js";
 import type { HolderCommand, HolderMessage, HolderRequest } from "./child/protocol.js";
 import { type Gated, meets, type Need, needs } from "./requirements.js";
@@ -405,18 +405,4 @@ export class ChildProcess<M extends { readonly state: string }, C extends string
   #details(): string {
     return this.#diagnostics === "" ? "" : `\n--- ${this.#name} stderr ---\n${this.#diagnostics}`;
   }
-}
-
-/**
- * `it`, or on a remote subject a skipped test whose title names why it cannot
- * hold there: vitest lists it as skipped, never silently absent.
- */
-export function itUnlessRemote(fx: Fixtures, reason: string): typeof it {
-  if (!fx.remote) return it;
-  const skipped = ((title: string, ...rest: unknown[]) =>
-    (it.skip as (...args: unknown[]) => void)(
-      `${title} [not remote: ${reason}]`,
-      ...rest,
-    )) as typeof it;
-  return skipped;
 }

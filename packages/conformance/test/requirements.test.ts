@@ -3,8 +3,8 @@
  * once, under the reason in its own title or, inside a skipped block, in the
  * block's title; tests that ran or were skipped for other reasons not at all.
  */
-import { describe, expect, it } from "vitest";
-import { meets, skipSummary, type TaskTree } from "../src/requirements.js";
+import { describe, expect, it, type RunnerTestSuite } from "vitest";
+import { meets, needs, skipSummary, type TaskTree } from "../src/requirements.js";
 
 const test = (name: string, mode = "run"): TaskTree => ({ name, type: "test", mode });
 const suite = (name: string, tasks: TaskTree[], mode = "run"): TaskTree => ({
@@ -32,6 +32,18 @@ describe("skipSummary", () => {
     );
   });
 
+  it("counts tests skipped with a reason under their needs and that reason", () => {
+    const why = "a server has no query_only";
+    const tree = suite("s", [
+      test(`a [skipped: needs local — ${why}]`, "skip"),
+      suite(`family [skipped: needs local — ${why}]`, [test("b", "skip")], "skip"),
+      test("c [skipped: needs local]", "skip"),
+    ]);
+    expect(skipSummary(tree)).toBe(
+      `3 conformance tests skipped — needs local — ${why}: 2; needs local: 1`,
+    );
+  });
+
   it("says nothing when no test was skipped for a need", () => {
     expect(skipSummary(suite("s", [test("a"), test("b", "skip")]))).toBeUndefined();
   });
@@ -52,5 +64,41 @@ describe("meets", () => {
     );
     expect(meets(base, "local")).toBe(true);
     expect(meets({ ...base, capabilities: { remote: true } }, "local")).toBe(false);
+  });
+});
+
+describe("needs", () => {
+  const base = { name: "x", driver: () => ({}) as never, location: () => "" };
+  const remote = { ...base, capabilities: { remote: true } };
+  let ran = false;
+
+  describe("registered", () => {
+    needs(remote, "local")
+      .because("a server has no query_only")
+      .it("refuses a write in a read", () => expect.fail("a skipped test ran"));
+    needs(remote, "local", "files").describe("a family", () => {
+      it("reads a file", () => expect.fail("a test of a skipped block ran"));
+    });
+    needs(base, "local")
+      .because("never shown")
+      .it("runs where the need is met", () => {
+        ran = true;
+      });
+  });
+
+  it("registers an unmet test skipped, titled with its needs and reason; a met one runs as titled", ({
+    task,
+  }) => {
+    const registered = task.suite?.tasks.find((t) => t.name === "registered") as RunnerTestSuite;
+    expect(registered.tasks.map((t) => [t.name, t.mode])).toStrictEqual([
+      ["refuses a write in a read [skipped: needs local — a server has no query_only]", "skip"],
+      ["a family [skipped: needs local, files]", "skip"],
+      ["runs where the need is met", "run"],
+    ]);
+    expect(ran).toBe(true);
+  });
+
+  it("refuses a reason the summary could not read back", () => {
+    expect(() => needs(base, "local").because("see [1]")).toThrow(/may not contain "\]"/);
   });
 });

@@ -1,4 +1,12 @@
 /**
+ * Why the commit log, read model and datastore families need a local
+ * database: their formats have no identity table yet, and a server refuses
+ * the application_id they are recognized by (remote_unsupported).
+ */
+export const NO_IDENTITY_TABLE =
+  "its format has no identity table yet; a server refuses application_id";
+
+/**
  * Helpers shared by the commit-log and read-model families (spec §8): stores
  * closed when their test ends, workloads written as JSON (so a peer process
  * can replay them), and the reference model — what the documents and the

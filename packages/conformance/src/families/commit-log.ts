@@ -38,6 +38,7 @@ import {
   logStore,
   MODEL_A,
   modelStore,
+  NO_IDENTITY_TABLE,
   newLog,
   newModel,
   onLog,
@@ -83,7 +84,8 @@ const SEVEN_BATCHES: UnitSpec = [
 ];
 
 export function describeCommitLog(fx: Fixtures): void {
-  describe("commit log", () => {
+  const local = fx.needs("local").because(NO_IDENTITY_TABLE);
+  local.describe("commit log", () => {
     describeRecognition(fx);
     describeExpectations(fx);
     describeBatches(fx);

@@ -10,7 +10,7 @@ import { mkdir, readFile, symlink } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import type { Lease } from "@runledger/core";
 import { describe, expect, it } from "vitest";
-import { type Fixtures, failureOf, itUnlessRemote, sameBytes } from "../fixtures.js";
+import { type Fixtures, failureOf, sameBytes } from "../fixtures.js";
 import { column, seededLocation, sleep, store } from "./contract-fixtures.js";
 
 const LOG = "CREATE TABLE log (x INTEGER NOT NULL)";
@@ -163,10 +163,9 @@ export function describeConnection(fx: Fixtures): void {
 
     describe("teardown", () => {
       // A TEMP table tells one physical connection from another; a server refuses them.
-      const itWithTempTables = itUnlessRemote(
-        fx,
-        "sqld refuses TEMP tables, which mark one connection",
-      );
+      const itWithTempTables = fx
+        .needs("local")
+        .because("sqld refuses TEMP tables, which mark one connection").it;
       itWithTempTables("leaves the other leases working when one lease is released", async () => {
         const s = store(fx);
         const location = await seededLocation(fx, LOG);

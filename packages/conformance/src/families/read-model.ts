@@ -20,6 +20,7 @@ import {
   MODEL_A,
   modelContents,
   modelStore,
+  NO_IDENTITY_TABLE,
   newLog,
   newModel,
   onLog,
@@ -31,7 +32,8 @@ import {
 } from "./commit-log-fixtures.js";
 
 export function describeReadModel(fx: Fixtures): void {
-  describe("read model", () => {
+  const local = fx.needs("local").because(NO_IDENTITY_TABLE);
+  local.describe("read model", () => {
     it("catches up documents and catalog rows equal to the reference and to the log", async () => {
       const units = standardWorkload(10_001);
       const { log } = await newLog(fx);

@@ -36,6 +36,7 @@ import {
   logStore,
   modelContents,
   modelStore,
+  NO_IDENTITY_TABLE,
   newLog,
   newModel,
   runLogPeer,
@@ -165,7 +166,8 @@ async function expectBulkTombstones(
 }
 
 export function describeRoutingGaps(fx: Fixtures): void {
-  describe("routing v3: hold-back, bulk tombstones, secrets at rest, across adapters", () => {
+  const local = fx.needs("local").because(NO_IDENTITY_TABLE);
+  local.describe("routing v3: hold-back, bulk tombstones, secrets at rest, across adapters", () => {
     it("hold-back through the route: when the log refuses a run unit's definition edit, the run's partition lands nothing and is reported held_back", async () => {
       const store = datastoreStore(fx);
       const location = fx.location();

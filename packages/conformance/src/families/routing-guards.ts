@@ -29,7 +29,7 @@ import {
 import { describe, expect, it, onTestFinished } from "vitest";
 import { FaultInjector } from "../faults.js";
 import { type Fixtures, failureOf } from "../fixtures.js";
-import { newLog, newModel } from "./commit-log-fixtures.js";
+import { NO_IDENTITY_TABLE, newLog, newModel } from "./commit-log-fixtures.js";
 import { datastoreStore, differences, RouteRecorder } from "./routing-fixtures.js";
 
 const R1: RunTarget = { workflowId: "wf", runId: "r1" };
@@ -117,7 +117,8 @@ function commitSizes(result: CommitResult): Record<string, number[]> {
 }
 
 export function describeRoutingGuards(fx: Fixtures): void {
-  describe("routing guards", () => {
+  const local = fx.needs("local").because(NO_IDENTITY_TABLE);
+  local.describe("routing guards", () => {
     for (const sibling of ["the same store", "another store"] as const) {
       fx.needs("walSharedMemory").it(
         `a format-2 handle refuses every write, writing nothing, once a handle of ${sibling} opted the datastore into format 3`,

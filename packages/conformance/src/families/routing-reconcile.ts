@@ -36,7 +36,13 @@ import {
 } from "@runledger/core";
 import { describe, expect, it } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
-import { modelContents, newLog, newModel, sha256Hex } from "./commit-log-fixtures.js";
+import {
+  modelContents,
+  NO_IDENTITY_TABLE,
+  newLog,
+  newModel,
+  sha256Hex,
+} from "./commit-log-fixtures.js";
 import { datastoreStore, differingPaths, runScenario } from "./routing-fixtures.js";
 
 const WHERE = ["in the unit's buffer", "spilled to the staging area"] as const;
@@ -130,7 +136,8 @@ async function contested(fx: Fixtures) {
 }
 
 export function describeRoutingReconcile(fx: Fixtures): void {
-  describe("routing v3: the datastore is reconciled to the commit log", () => {
+  const local = fx.needs("local").because(NO_IDENTITY_TABLE);
+  local.describe("routing v3: the datastore is reconciled to the commit log", () => {
     for (const where of WHERE) {
       it(`a refused partition's documents are put back to the log's versions (${where}); a later edit lands and the read model equals the documents`, async () => {
         const c = await contested(fx);

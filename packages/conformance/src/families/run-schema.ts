@@ -24,7 +24,7 @@ import {
 } from "@runledger/core";
 import { describe, expect, it } from "vitest";
 import { FaultInjector } from "../faults.js";
-import { type Fixtures, failureOf, itUnlessRemote } from "../fixtures.js";
+import { type Fixtures, failureOf } from "../fixtures.js";
 import {
   CREATE,
   carriesInjected,
@@ -50,10 +50,9 @@ export function describeRunSchema(fx: Fixtures): void {
   const files = fx.needs("files");
   const wal = fx.needs("walSharedMemory");
   // A server refuses application_id: a run created there has 0 in its header.
-  const itHdr = itUnlessRemote(
-    fx,
-    "a server refuses application_id; the identity table names the run",
-  );
+  const itHdr = fx
+    .needs("local")
+    .because("a server refuses application_id; the identity table names the run").it;
   describe("run schema v1", () => {
     itHdr(
       "serializes a fresh run's pragmas and sqlite_schema rows to SCHEMA_V1_DIGEST",

@@ -7,7 +7,7 @@
 import { isRunledgerError, type ReadScope, RunledgerError, type WriteScope } from "@runledger/core";
 import { describe, expect, it } from "vitest";
 import { FaultInjector } from "../faults.js";
-import { type Fixtures, failureOf, itUnlessRemote } from "../fixtures.js";
+import { type Fixtures, failureOf } from "../fixtures.js";
 import { column, seededLocation, sleep, slowStatements, store } from "./contract-fixtures.js";
 
 const LOG = "CREATE TABLE log (x INTEGER NOT NULL)";
@@ -309,22 +309,23 @@ export function describeTransactions(fx: Fixtures): void {
         expect(await column(lease, "log")).toStrictEqual([1, 3, 4, 5]);
       });
 
-      itUnlessRemote(
-        fx,
-        "a server has no query_only: a write inside lease.read is rolled back with the read, not refused",
-      )("fails with write_in_read when read writes, and the entry stays writable", async () => {
-        const { lease } = await logLease();
-        for (const write of [
-          (reader: ReadScope) => insert(reader, 1),
-          (reader: ReadScope) => reader.execute("CREATE TABLE other (x)"),
-        ]) {
-          const error = await failureOf(() => lease.read(write));
-          expect(error.code).toBe("write_in_read");
-          expect(error.message).toMatch(/transact/);
-        }
-        await lease.transact((tx) => insert(tx, 2));
-        expect(await column(lease, "log")).toStrictEqual([2]);
-      });
+      fx.needs("local")
+        .because(
+          "a server has no query_only: a write inside lease.read is rolled back with the read, not refused",
+        )
+        .it("fails with write_in_read when read writes, and the entry stays writable", async () => {
+          const { lease } = await logLease();
+          for (const write of [
+            (reader: ReadScope) => insert(reader, 1),
+            (reader: ReadScope) => reader.execute("CREATE TABLE other (x)"),
+          ]) {
+            const error = await failureOf(() => lease.read(write));
+            expect(error.code).toBe("write_in_read");
+            expect(error.message).toMatch(/transact/);
+          }
+          await lease.transact((tx) => insert(tx, 2));
+          expect(await column(lease, "log")).toStrictEqual([2]);
+        });
 
       it("fails with callback_escaped when a transaction callback returns while its savepoint still runs", async () => {
         const { s, lease } = await logLease();

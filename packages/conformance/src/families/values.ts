@@ -5,7 +5,7 @@
  */
 import type { SqlValue } from "@runledger/core";
 import { describe, expect, it } from "vitest";
-import { type Fixtures, itUnlessRemote, sameBytes } from "../fixtures.js";
+import { type Fixtures, sameBytes } from "../fixtures.js";
 
 const MiB = 1024 * 1024;
 
@@ -83,7 +83,7 @@ export function describeValues(fx: Fixtures): void {
     }
 
     for (const c of CASES) {
-      const test = c.notRemote === undefined ? it : itUnlessRemote(fx, c.notRemote);
+      const test = c.notRemote === undefined ? it : fx.needs("local").because(c.notRemote).it;
       test(`round-trips ${c.label} through a parameter`, async () => {
         const db = await valueTable();
         const value = c.value();
