@@ -5,6 +5,7 @@
  * process that holds a write lock, and the suite's side of every child script.
  */
 import { type ChildProcess as NodeChildProcess, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
@@ -159,15 +160,46 @@ function resolvedLater<T extends ConformanceChild>(child: T, root: string | URL 
   return copy;
 }
 
+/** Runs `action`, which must fail, and returns what it threw (an Error). */
+export async function thrownBy(action: () => Promise<unknown>): Promise<Error> {
+  const outcome = await settle(action());
+  if (!outcome.threw) return expect.fail("expected the operation to fail, but it succeeded");
+  expect(outcome.error, "the failure must be an Error").toBeInstanceOf(Error);
+  return outcome.error as Error;
+}
+
 /** Runs `action`, which must fail with a RunledgerError, and returns that error. */
 export async function failureOf(action: () => Promise<unknown>): Promise<RunledgerError> {
+  const error = await thrownBy(action);
+  expect(error, "the failure must be a RunledgerError").toBeInstanceOf(RunledgerError);
+  return error as RunledgerError;
+}
+
+/**
+ * The stable code `promise` is rejected with, "ok" when it resolves: for
+ * tables of cases that succeed or fail (`expect(await codeOf(p)).toBe("busy")`).
+ */
+export async function codeOf(promise: Promise<unknown>): Promise<string> {
+  const outcome = await settle(promise);
+  if (!outcome.threw) return "ok";
+  const code = (outcome.error as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" ? code : `non-runledger error: ${String(outcome.error)}`;
+}
+
+async function settle(
+  promise: Promise<unknown>,
+): Promise<{ threw: false } | { threw: true; error: unknown }> {
   try {
-    await action();
+    await promise;
+    return { threw: false };
   } catch (error) {
-    expect(error, "the failure must be a RunledgerError").toBeInstanceOf(RunledgerError);
-    return error as RunledgerError;
+    return { threw: true, error };
   }
-  return expect.fail("expected the operation to fail, but it succeeded");
+}
+
+/** SHA-256 of bytes, or of a string's UTF-8, in lowercase hex: how runledger names content. */
+export function sha256Hex(data: Uint8Array | string): string {
+  return createHash("sha256").update(data).digest("hex");
 }
 
 export interface ExpectedFailure {

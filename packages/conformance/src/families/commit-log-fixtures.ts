@@ -1,12 +1,4 @@
 /**
- * Why the commit log, read model and datastore families need a local
- * database: their formats have no identity table yet, and a server refuses
- * the application_id they are recognized by (remote_unsupported).
- */
-export const NO_IDENTITY_TABLE =
-  "its format has no identity table yet; a server refuses application_id";
-
-/**
  * Helpers shared by the commit-log and read-model families (spec §8): stores
  * closed when their test ends, workloads written as JSON (so a peer process
  * can replay them), and the reference model — what the documents and the
@@ -14,7 +6,6 @@ export const NO_IDENTITY_TABLE =
  * rules (ops keep their order; a key ends as its last op left it; the
  * sequence is that of the commit the op landed in), not from core's code.
  */
-import { createHash } from "node:crypto";
 import {
   type CatalogRow,
   type CommitLog,
@@ -39,16 +30,12 @@ import type {
   OpSpec,
   UnitSpec,
 } from "../child/commit-log-peer-protocol.js";
-import { ChildProcess, type ChildScript, type Fixtures } from "../fixtures.js";
+import { ChildProcess, type ChildScript, type Fixtures, sha256Hex } from "../fixtures.js";
 import type { ConformanceChild } from "../subject.js";
 
 export type { ChangeSpec, OpSpec, UnitSpec };
 
 const PEER_TIMEOUT_MS = 120_000;
-
-export function sha256Hex(data: Uint8Array | string): string {
-  return createHash("sha256").update(data).digest("hex");
-}
 
 /** A commit-log store on the subject's driver (or the one given), closed when the test ends. */
 export function logStore(

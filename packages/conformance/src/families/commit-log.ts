@@ -30,7 +30,8 @@ import {
 } from "@runledger/core";
 import { describe, expect, it } from "vitest";
 import { FaultInjector } from "../faults.js";
-import { type Fixtures, failureOf } from "../fixtures.js";
+import { type Fixtures, failureOf, sha256Hex } from "../fixtures.js";
+import { NO_IDENTITY_TABLE } from "../requirements.js";
 import {
   AUTO_1,
   commitShape,
@@ -38,7 +39,6 @@ import {
   logStore,
   MODEL_A,
   modelStore,
-  NO_IDENTITY_TABLE,
   newLog,
   newModel,
   onLog,
@@ -47,7 +47,6 @@ import {
   RUN_2,
   runLogPeer,
   sha,
-  sha256Hex,
   stageUnit,
   type UnitSpec,
   VAULT_A,

@@ -10,7 +10,8 @@
 import { type CommitResult, put, typedChange } from "@runledger/core";
 import { describe, expect, it } from "vitest";
 import { FaultInjector } from "../faults.js";
-import { type Fixtures, failureOf } from "../fixtures.js";
+import { type Fixtures, failureOf, sha256Hex } from "../fixtures.js";
+import { NO_IDENTITY_TABLE } from "../requirements.js";
 import {
   expectDigestsEqual,
   expectedModel,
@@ -20,13 +21,11 @@ import {
   MODEL_A,
   modelContents,
   modelStore,
-  NO_IDENTITY_TABLE,
   newLog,
   newModel,
   onLog,
   putOp,
   runLogPeer,
-  sha256Hex,
   standardWorkload,
   writeUnits,
 } from "./commit-log-fixtures.js";

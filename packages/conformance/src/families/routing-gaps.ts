@@ -31,16 +31,15 @@ import {
   withRunUnit,
 } from "@runledger/core";
 import { describe, expect, it } from "vitest";
-import type { Fixtures } from "../fixtures.js";
+import { type Fixtures, sha256Hex } from "../fixtures.js";
+import { NO_IDENTITY_TABLE } from "../requirements.js";
 import {
   logStore,
   modelContents,
   modelStore,
-  NO_IDENTITY_TABLE,
   newLog,
   newModel,
   runLogPeer,
-  sha256Hex,
 } from "./commit-log-fixtures.js";
 import {
   databaseFiles,

@@ -28,8 +28,9 @@ import {
 } from "@runledger/core";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { FaultInjector } from "../faults.js";
-import { type Fixtures, failureOf } from "../fixtures.js";
-import { NO_IDENTITY_TABLE, newLog, newModel } from "./commit-log-fixtures.js";
+import { type Fixtures, failureOf, thrownBy } from "../fixtures.js";
+import { NO_IDENTITY_TABLE } from "../requirements.js";
+import { newLog, newModel } from "./commit-log-fixtures.js";
 import { datastoreStore, differences, RouteRecorder } from "./routing-fixtures.js";
 
 const R1: RunTarget = { workflowId: "wf", runId: "r1" };
@@ -97,17 +98,6 @@ async function stagedKeys(unit: CommitUnit): Promise<string[]> {
   const keys: string[] = [];
   for await (const op of unit.stagedOps()) keys.push(`${op.partition}/${op.key} ${op.intent}`);
   return keys;
-}
-
-/** Runs `action`, which must fail, and returns what it threw. */
-async function thrownBy(action: () => Promise<unknown>): Promise<Error> {
-  try {
-    await action();
-  } catch (error) {
-    expect(error).toBeInstanceOf(Error);
-    return error as Error;
-  }
-  return expect.fail("expected the write to fail, but it succeeded");
 }
 
 function commitSizes(result: CommitResult): Record<string, number[]> {

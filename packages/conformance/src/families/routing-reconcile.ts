@@ -35,14 +35,9 @@ import {
   withRunUnit,
 } from "@runledger/core";
 import { describe, expect, it } from "vitest";
-import { type Fixtures, failureOf } from "../fixtures.js";
-import {
-  modelContents,
-  NO_IDENTITY_TABLE,
-  newLog,
-  newModel,
-  sha256Hex,
-} from "./commit-log-fixtures.js";
+import { type Fixtures, failureOf, sha256Hex } from "../fixtures.js";
+import { NO_IDENTITY_TABLE } from "../requirements.js";
+import { modelContents, newLog, newModel } from "./commit-log-fixtures.js";
 import { datastoreStore, differingPaths, runScenario } from "./routing-fixtures.js";
 
 const WHERE = ["in the unit's buffer", "spilled to the staging area"] as const;

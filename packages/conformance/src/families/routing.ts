@@ -11,7 +11,8 @@ import {
 } from "@runledger/core";
 import { describe, expect, it } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
-import { NO_IDENTITY_TABLE, newLog, newModel } from "./commit-log-fixtures.js";
+import { NO_IDENTITY_TABLE } from "../requirements.js";
+import { newLog, newModel } from "./commit-log-fixtures.js";
 import {
   databaseFiles,
   datastoreStore,

@@ -6,10 +6,9 @@
  * from node:crypto, names are ordered with Buffer.compare — so that core's
  * answers are checked against an independent implementation.
  */
-import { createHash } from "node:crypto";
 import type { ApplyChanges, Driver, JsonObject, RunLease, RunStore } from "@runledger/core";
 import { expect } from "vitest";
-import type { Fixtures } from "../fixtures.js";
+import { codeOf, type Fixtures, sha256Hex } from "../fixtures.js";
 import { runStore } from "./run-fixtures.js";
 
 /** Every table of the run database that the workspace writes. */
@@ -30,11 +29,8 @@ export const DOCUMENTED_EMPTY_ROOT =
 const encoder = new TextEncoder();
 export const utf8 = (text: string): Uint8Array => encoder.encode(text);
 
-export function sha256Hex(data: Uint8Array | string): string {
-  return createHash("sha256")
-    .update(typeof data === "string" ? utf8(data) : data)
-    .digest("hex");
-}
+// Defined once with the other shared probes (fixtures.ts); the workspace families import them here.
+export { codeOf, sha256Hex };
 
 let runs = 0;
 
@@ -526,15 +522,4 @@ export function applyToModel(model: Model, puts: Record<string, Uint8Array>, del
   }
   for (const [path, bytes] of Object.entries(puts)) next.set(path, bytes);
   return next;
-}
-
-/** The error code of a rejected promise (or "ok"). */
-export async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-    return "ok";
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    return typeof code === "string" ? code : `non-runledger error: ${String(error)}`;
-  }
 }
