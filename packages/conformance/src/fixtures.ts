@@ -291,6 +291,21 @@ export interface ChildScript<
   readonly protocol?: { readonly request: R; readonly message: M };
 }
 
+/** The last message a one-shot child script writes, when it succeeded. */
+export type ChildDone<M extends { readonly state: string }> = Extract<M, { state: "done" }>;
+
+/**
+ * A function that runs `script` once with a peer's (or the subject's) driver
+ * and returns its final report; the process has exited when it returns, or
+ * is killed after `timeoutMs`.
+ */
+export function oneShot<R extends DriverSource, M extends { readonly state: string }>(
+  script: ChildScript<R, M>,
+  timeoutMs: number,
+): (driver: ConformanceChild, work: Omit<R, keyof DriverSource>) => Promise<ChildDone<M>> {
+  return (driver, work) => ChildProcess.start(script, driver, work).report(timeoutMs);
+}
+
 /**
  * The suite's side of every child script: it spawns the script with the
  * driver's module and export plus `work` as its one JSON argument, collects

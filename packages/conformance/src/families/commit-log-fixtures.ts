@@ -30,8 +30,7 @@ import type {
   OpSpec,
   UnitSpec,
 } from "../child/commit-log-peer-protocol.js";
-import { ChildProcess, type ChildScript, type Fixtures, sha256Hex } from "../fixtures.js";
-import type { ConformanceChild } from "../subject.js";
+import { type Fixtures, oneShot, sha256Hex } from "../fixtures.js";
 
 export type { ChangeSpec, OpSpec, UnitSpec };
 
@@ -364,18 +363,11 @@ export async function onLog(log: CommitLog, sql: string, params: unknown[] = [])
   return log.access.transact((tx) => tx.execute(sql, params as never));
 }
 
-/** The commit-log peer child: it writes a log or catches a read model up, reports and exits. */
-const LOG_PEER: ChildScript<LogPeerRequest, LogPeerReport> = {
-  file: "commit-log-peer",
-  name: "commit-log peer",
-};
-
-export type LogPeerDone = Extract<LogPeerReport, { state: "done" }>;
-
-/** Runs one commit-log peer process to completion with `peer`'s driver; it has exited on return. */
-export async function runLogPeer(
-  peer: ConformanceChild,
-  work: Omit<LogPeerRequest, "module" | "exportName">,
-): Promise<LogPeerDone> {
-  return ChildProcess.start(LOG_PEER, peer, work).report(PEER_TIMEOUT_MS);
-}
+/**
+ * Runs one commit-log peer process to completion with a peer's driver: it
+ * writes a log or catches a read model up, reports and exits.
+ */
+export const runLogPeer = oneShot<LogPeerRequest, LogPeerReport>(
+  { file: "commit-log-peer", name: "commit-log peer" },
+  PEER_TIMEOUT_MS,
+);

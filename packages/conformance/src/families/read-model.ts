@@ -8,7 +8,7 @@
  * in a child process (two SQLite libraries never share a file in one process).
  */
 import { type CommitResult, put, typedChange } from "@runledger/core";
-import { describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { FaultInjector } from "../faults.js";
 import { type Fixtures, failureOf, sha256Hex } from "../fixtures.js";
 import { NO_IDENTITY_TABLE } from "../requirements.js";

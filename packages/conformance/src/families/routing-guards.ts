@@ -26,7 +26,7 @@ import {
   stageTyped,
   WorkflowRunRepository,
 } from "@runledger/core";
-import { describe, expect, it, onTestFinished } from "vitest";
+import { expect, it, onTestFinished } from "vitest";
 import { FaultInjector } from "../faults.js";
 import { type Fixtures, failureOf, thrownBy } from "../fixtures.js";
 import { NO_IDENTITY_TABLE } from "../requirements.js";

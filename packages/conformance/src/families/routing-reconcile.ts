@@ -34,7 +34,7 @@ import {
   WorkflowRunRepository,
   withRunUnit,
 } from "@runledger/core";
-import { describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { type Fixtures, failureOf, sha256Hex } from "../fixtures.js";
 import { NO_IDENTITY_TABLE } from "../requirements.js";
 import { modelContents, newLog, newModel } from "./commit-log-fixtures.js";
