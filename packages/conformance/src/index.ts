@@ -1,5 +1,5 @@
 /**
- * @runledger/conformance — the suite every adapter runs (spec §10). An
+ * @runledger/conformance — the suite every adapter runs (docs/writing-an-adapter.md). An
  * adapter's test file calls `describeConformance` once with a factory for its
  * driver; the suite registers vitest tests for every family the subject's
  * capabilities allow.

@@ -1,5 +1,5 @@
 /**
- * Helpers shared by the commit-log and read-model families (spec §8): stores
+ * Helpers shared by the commit-log and read-model families (docs/commit-log.md): stores
  * closed when their test ends, workloads written as JSON (so a peer process
  * can replay them), and the reference model — what the documents and the
  * catalog must hold — computed here from the workload and the documented

@@ -1,5 +1,5 @@
 /**
- * Commit-log family (spec §8): the log is its own SQLite database, exactly
+ * Commit-log family (docs/commit-log.md): the log is its own SQLite database, exactly
  * version 1 on every adapter and recognized as strictly as a run (every
  * refusal leaves the file as found); a unit of work commits one commit per
  * partition per batch, at most 10,000 ops each, data partitions first and run

@@ -1,5 +1,5 @@
 /**
- * Connection family (spec §4): a store keeps one entry per canonical
+ * Connection family (docs/contracts.md): a store keeps one entry per canonical
  * location, runs each entry's operations one at a time in arrival order,
  * never makes two entries wait for each other, tears leases and itself down
  * in a defined order, leaves nothing behind when an open fails, and sets WAL

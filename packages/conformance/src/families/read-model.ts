@@ -1,5 +1,5 @@
 /**
- * Read-model family (spec §8): catching a read model up from a commit log
+ * Read-model family (docs/commit-log.md): catching a read model up from a commit log
  * gives documents (bytes) and catalog rows (partition, key, digest,
  * sequence, intent) equal to the reference model of what was committed; it
  * is incremental from its cursor and idempotent — twice, or again after a

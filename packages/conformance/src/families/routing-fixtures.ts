@@ -1,5 +1,5 @@
 /**
- * Helpers of the routing families (spec §9): the builder spy and mutants,
+ * Helpers of the routing families (docs/routing.md): the builder spy and mutants,
  * the scenario staged on a format-3 datastore and committed into a real
  * commit log, and the end-to-end comparison — the documents a repository
  * wrote against what a read model caught up from the commit log. The

@@ -1,5 +1,5 @@
 /**
- * Routing family, beyond the gate (spec §8–§9, docs/routing.md): four rules
+ * Routing family, beyond the gate (docs/routing.md): four rules
  * the gate (./routing.ts) does not prove, proved here through the
  * repositories and the route on a format-3 datastore, not the log alone:
  * - hold-back: a run unit whose data partition the log refuses lands none

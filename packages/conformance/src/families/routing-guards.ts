@@ -1,5 +1,5 @@
 /**
- * Routing guards (spec §9): two ways a write could reach the documents and
+ * Routing guards (docs/routing.md): two ways a write could reach the documents and
  * the commit log differently, each closed and tested here.
  *
  * - Stale format across handles: a handle opened while the datastore read

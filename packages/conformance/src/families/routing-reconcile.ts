@@ -1,5 +1,5 @@
 /**
- * Routing family: reconciliation (spec §8–§9, docs/routing.md). On format 3
+ * Routing family: reconciliation (docs/routing.md, docs/commit-log.md). On format 3
  * a repository writes its document first and stages the typed change; the
  * commit log is the source of truth. Where a staged change does not land —
  * its partition refused, its run partition held back, its unit abandoned —

@@ -1,5 +1,5 @@
 /**
- * Helpers shared by the run-database families (spec §6, §7): run stores closed
+ * Helpers shared by the run-database families (docs/file-format.md): run stores closed
  * when their test ends, raw connections for crafting and inspecting files,
  * the file's fingerprint (SHA-256 plus its directory's listing), the v1 base
  * file the bad-file corpus is derived from, and the parent's side of the

@@ -1,5 +1,5 @@
 /**
- * The run lifecycle as a state machine (spec §7, docs/contracts.md): every
+ * The run lifecycle as a state machine (docs/contracts.md): every
  * transition, allowed and refused, through the API and beneath it. A
  * terminal run (completed, failed, cancelled) takes no append, apply, stop or
  * resume (`run_finished`); a suspended or interrupted one takes no event and

@@ -1,5 +1,5 @@
 /**
- * Run-schema family (spec §6): a fresh run database is exactly version 1 on
+ * Run-schema family (docs/file-format.md): a fresh run database is exactly version 1 on
  * every adapter — its header pragmas and every sqlite_schema object, in rowid
  * order, serialize to SCHEMA_V1_DIGEST; its workspace starts at the one
  * canonical empty root, which anyone can recompute from the documented

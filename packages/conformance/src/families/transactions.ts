@@ -1,5 +1,5 @@
 /**
- * Transaction family (spec §5): `lease.transact` commits all or nothing,
+ * Transaction family (docs/contracts.md): `lease.transact` commits all or nothing,
  * savepoints nest to any depth and undo exactly their own work, `lease.read`
  * is a snapshot that cannot write, every misuse fails with its own code, and
  * a failed cleanup poisons the entry until the location is opened again.

@@ -1,5 +1,5 @@
 /**
- * Values family (spec §3): every SqlValue goes in as a parameter and comes
+ * Values family (docs/contracts.md, the port): every SqlValue goes in as a parameter and comes
  * back exactly — same JavaScript type, same bytes, stored in the SQLite
  * storage class a reader of the file would expect.
  */

@@ -1,5 +1,5 @@
 /**
- * Helpers shared by the workspace families (spec §6, §7): run stores closed
+ * Helpers shared by the workspace families (docs/file-format.md): run stores closed
  * when their test ends, raw reads of the run database's tables through a
  * read scope, and reference computations written here from the documented
  * file format (docs/file-format.md), not from core's code — SHA-256 comes

@@ -1,5 +1,5 @@
 /**
- * Workspace family (spec §6, §7): content put through `tx.workspace.apply`
+ * Workspace family (docs/file-format.md): content put through `tx.workspace.apply`
  * reads back exactly — as text, bytes, empty files, nested directories and
  * Unicode names, after overwrites and deletes — through read, stream, stat,
  * list and walk; every root id is the one the documented format 1 gives;
