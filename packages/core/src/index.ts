@@ -65,7 +65,7 @@ export {
   WorkspaceWriter,
 } from "./workspace/workspace.js";
 
-// Typed changes, the commit log and the read model (spec §8).
+// Typed changes, the commit log and the read model (docs/commit-log.md).
 
 export { changeBatches, MAX_COMMIT_OPS, splitIntoBatches } from "./changes/batches.js";
 export {
@@ -163,7 +163,7 @@ export {
   type StoreOpenOptions,
 } from "./stores/commit-log-store.js";
 
-// The datastore, the v2/v3 route and the repositories (spec §9).
+// The datastore, the v2/v3 route and the repositories (docs/routing.md).
 
 export {
   type BuilderName,

@@ -1,5 +1,5 @@
 /**
- * The layering of spec §2 for typed changes and the commit log: changes/
+ * The layering of docs/architecture.md for typed changes and the commit log: changes/
  * (layer 2) reaches only port/; commitlog/ (layer 3) reaches only layers 1–2
  * and changes/, never the connection provider beside it; stores/ (layer 4)
  * composes them. Type-only imports count too.
