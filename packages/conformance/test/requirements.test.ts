@@ -3,6 +3,9 @@
  * once, under the reason in its own title or, inside a skipped block, in the
  * block's title; tests that ran or were skipped for other reasons not at all.
  */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it, type RunnerTestSuite } from "vitest";
 import { meets, needs, skipSummary, type TaskTree } from "../src/requirements.js";
 
@@ -100,5 +103,27 @@ describe("needs", () => {
 
   it("refuses a reason the summary could not read back", () => {
     expect(() => needs(base, "local").because("see [1]")).toThrow(/may not contain "\]"/);
+  });
+});
+
+describe("one skip mechanism", () => {
+  const src = fileURLToPath(new URL("../src/", import.meta.url));
+  const files = (directory: string): string[] =>
+    readdirSync(directory).flatMap((name) => {
+      const path = join(directory, name);
+      return statSync(path).isDirectory() ? files(path) : name.endsWith(".ts") ? [path] : [];
+    });
+
+  it("leaves vitest's skips to requirements.ts: families skip only through fx.needs(...)", () => {
+    const offenders = files(src)
+      .filter((path) => relative(src, path) !== "requirements.ts")
+      .flatMap((path) =>
+        readFileSync(path, "utf8")
+          .split("\n")
+          .map((line, index) => ({ line, at: `${relative(src, path)}:${index + 1}` }))
+          .filter(({ line }) => /\b(it|test|describe)\.(skip|skipIf|runIf)\b|\bskip\(/.test(line))
+          .map(({ at, line }) => `${at}: ${line.trim()}`),
+      );
+    expect(offenders).toStrictEqual([]);
   });
 });
