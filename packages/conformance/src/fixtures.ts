@@ -162,7 +162,7 @@ function resolvedLater<T extends ConformanceChild>(child: T, root: string | URL 
 
 /** Runs `action`, which must fail, and returns what it threw (an Error). */
 export async function thrownBy(action: () => Promise<unknown>): Promise<Error> {
-  const outcome = await settle(action());
+  const outcome = await settle(action);
   if (!outcome.threw) return expect.fail("expected the operation to fail, but it succeeded");
   expect(outcome.error, "the failure must be an Error").toBeInstanceOf(Error);
   return outcome.error as Error;
@@ -180,17 +180,18 @@ export async function failureOf(action: () => Promise<unknown>): Promise<Runledg
  * tables of cases that succeed or fail (`expect(await codeOf(p)).toBe("busy")`).
  */
 export async function codeOf(promise: Promise<unknown>): Promise<string> {
-  const outcome = await settle(promise);
+  const outcome = await settle(() => promise);
   if (!outcome.threw) return "ok";
   const code = (outcome.error as { code?: unknown } | undefined)?.code;
   return typeof code === "string" ? code : `non-runledger error: ${String(outcome.error)}`;
 }
 
+/** Runs `action` and says how it ended; a synchronous throw counts as a rejection. */
 async function settle(
-  promise: Promise<unknown>,
+  action: () => unknown,
 ): Promise<{ threw: false } | { threw: true; error: unknown }> {
   try {
-    await promise;
+    await action();
     return { threw: false };
   } catch (error) {
     return { threw: true, error };

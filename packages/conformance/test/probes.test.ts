@@ -16,6 +16,15 @@ describe("probes", () => {
     await expect(thrownBy(() => Promise.resolve(1))).rejects.toThrow(/succeeded/);
   });
 
+  it("thrownBy and failureOf take a synchronous throw as the failure (some drivers throw before returning a promise)", async () => {
+    const error = busy();
+    const throwsNow = (): Promise<unknown> => {
+      throw error;
+    };
+    expect(await thrownBy(throwsNow)).toBe(error);
+    expect(await failureOf(throwsNow)).toBe(error);
+  });
+
   it("failureOf accepts only a RunledgerError", async () => {
     const error = busy();
     expect(await failureOf(() => Promise.reject(error))).toBe(error);
