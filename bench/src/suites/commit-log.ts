@@ -1,5 +1,5 @@
 /**
- * The commit log (spec §8), three figures:
+ * The commit log (docs/commit-log.md), three figures:
  *
  * 1. batch — one 10,000-op partition batch through `unit.commit()` against
  *    raw inserts of the same rows (the commit row, 10,000 ops, 10,000 live

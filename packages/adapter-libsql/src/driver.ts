@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash } from "node:crypto";
-import { realpathSync, statSync } from "node:fs";
+import { closeSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { type Client, createClient } from "@libsql/client";
 import {
@@ -11,6 +11,7 @@ import {
   type OpenOptions,
   planReadOnlyOpen,
   RunledgerError,
+  readOnlyFacts,
   readOnlyUri,
   runtimeHash,
   syncProbe,
@@ -19,7 +20,6 @@ import { LibsqlConnection } from "./connection.js";
 import { translate } from "./errors.js";
 import { type LibsqlLocation, parseLocation } from "./location.js";
 import { diagnoseClosedWebSocket, ensureNamespace } from "./namespaces.js";
-import { readOnlyFacts } from "./read-only-facts.js";
 import { isWebSocketClosedEarly } from "./remote-errors.js";
 
 export interface LibsqlDriverOptions {
@@ -49,6 +49,9 @@ const files = syncProbe({
   realpath: (path) => realpathSync.native(path),
   isDirectory: (path) => statSync(path).isDirectory(),
 });
+
+/** The file reads a read-only open looks at the database with first (port/read-only-facts.ts). */
+const fileReads = { openSync, readSync, closeSync, statSync };
 
 /**
  * The libSQL adapter: a local file (a path or a `file:` URL) through libSQL's
@@ -126,7 +129,7 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
  */
 function fileUrl(path: string, readOnly: boolean): string {
   if (!readOnly) return pathToFileURL(path).href;
-  const uri = readOnlyUri(path, planReadOnlyOpen(path, readOnlyFacts(path)));
+  const uri = readOnlyUri(path, planReadOnlyOpen(path, readOnlyFacts(path, fileReads)));
   return `file:${uri.replace(/[%?#]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
 }
 

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { createHash } from "node:crypto";
-import { realpathSync, statSync } from "node:fs";
+import { closeSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import {
   canonicalFilePath,
   checkFileOpenable,
@@ -9,6 +9,7 @@ import {
   type OpenOptions,
   planReadOnlyOpen,
   RunledgerError,
+  readOnlyFacts,
   readOnlyUri,
   runtimeHash,
   syncProbe,
@@ -16,7 +17,6 @@ import {
 import Database from "better-sqlite3";
 import { NodeConnection } from "./connection.js";
 import { translate } from "./errors.js";
-import { readOnlyFacts } from "./read-only-facts.js";
 
 // better-sqlite3 reads URI filenames only when SQLITE_USE_URI=1 is set before
 // its native addon loads (on the first `new Database`). A read-only open
@@ -43,6 +43,9 @@ const files = syncProbe({
   isDirectory: (path) => statSync(path).isDirectory(),
 });
 
+/** The file reads a read-only open looks at the database with first (port/read-only-facts.ts). */
+const fileReads = { openSync, readSync, closeSync, statSync };
+
 /** The better-sqlite3 adapter: a local SQLite file per location. */
 export function nodeDriver(options: NodeDriverOptions = {}): Driver {
   const cacheSize = options.statementCacheSize ?? 256;
@@ -54,7 +57,9 @@ export function nodeDriver(options: NodeDriverOptions = {}): Driver {
     async open(location: string, open: OpenOptions): Promise<DriverConnection> {
       await checkFileOpenable(location, open.create && !open.readOnly, files);
       let db: Database.Database;
-      const plan = open.readOnly ? planReadOnlyOpen(location, readOnlyFacts(location)) : undefined;
+      const plan = open.readOnly
+        ? planReadOnlyOpen(location, readOnlyFacts(location, fileReads))
+        : undefined;
       try {
         db = new Database(plan === "immutable" ? readOnlyUri(location, plan) : location, {
           readonly: open.readOnly,

@@ -5,6 +5,7 @@
  * process that holds a write lock, and the suite's side of every child script.
  */
 import { type ChildProcess as NodeChildProcess, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
@@ -12,7 +13,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { RunledgerError } from "@runledger/core";
 import type { Driver, DriverConnection, OpenOptions } from "@runledger/core/port";
-import { afterAll, expect, it, onTestFinished } from "vitest";
+import { afterAll, expect, onTestFinished } from "vitest";
 import type { DriverSource, FailedMessage } from "./child/common.js";
 import type { HolderCommand, HolderMessage, HolderRequest } from "./child/protocol.js";
 import { type Gated, meets, type Need, needs } from "./requirements.js";
@@ -155,15 +156,47 @@ function resolvedLater<T extends ConformanceChild>(child: T, root: string | URL 
   return copy;
 }
 
+/** Runs `action`, which must fail, and returns what it threw (an Error). */
+export async function thrownBy(action: () => Promise<unknown>): Promise<Error> {
+  const outcome = await settle(action);
+  if (!outcome.threw) return expect.fail("expected the operation to fail, but it succeeded");
+  expect(outcome.error, "the failure must be an Error").toBeInstanceOf(Error);
+  return outcome.error as Error;
+}
+
 /** Runs `action`, which must fail with a RunledgerError, and returns that error. */
 export async function failureOf(action: () => Promise<unknown>): Promise<RunledgerError> {
+  const error = await thrownBy(action);
+  expect(error, "the failure must be a RunledgerError").toBeInstanceOf(RunledgerError);
+  return error as RunledgerError;
+}
+
+/**
+ * The stable code `promise` is rejected with, "ok" when it resolves: for
+ * tables of cases that succeed or fail (`expect(await codeOf(p)).toBe("busy")`).
+ */
+export async function codeOf(promise: Promise<unknown>): Promise<string> {
+  const outcome = await settle(() => promise);
+  if (!outcome.threw) return "ok";
+  const code = (outcome.error as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" ? code : `non-runledger error: ${String(outcome.error)}`;
+}
+
+/** Runs `action` and says how it ended; a synchronous throw counts as a rejection. */
+async function settle(
+  action: () => unknown,
+): Promise<{ threw: false } | { threw: true; error: unknown }> {
   try {
     await action();
+    return { threw: false };
   } catch (error) {
-    expect(error, "the failure must be a RunledgerError").toBeInstanceOf(RunledgerError);
-    return error as RunledgerError;
+    return { threw: true, error };
   }
-  return expect.fail("expected the operation to fail, but it succeeded");
+}
+
+/** SHA-256 of bytes, or of a string's UTF-8, in lowercase hex: how runledger names content. */
+export function sha256Hex(data: Uint8Array | string): string {
+  return createHash("sha256").update(data).digest("hex");
 }
 
 export interface ExpectedFailure {
@@ -253,6 +286,21 @@ export interface ChildScript<
   readonly commands?: readonly C[];
   /** Never set: it only ties the request and message types to the script. */
   readonly protocol?: { readonly request: R; readonly message: M };
+}
+
+/** The last message a one-shot child script writes, when it succeeded. */
+export type ChildDone<M extends { readonly state: string }> = Extract<M, { state: "done" }>;
+
+/**
+ * A function that runs `script` once with a peer's (or the subject's) driver
+ * and returns its final report; the process has exited when it returns, or
+ * is killed after `timeoutMs`.
+ */
+export function oneShot<R extends DriverSource, M extends { readonly state: string }>(
+  script: ChildScript<R, M>,
+  timeoutMs: number,
+): (driver: ConformanceChild, work: Omit<R, keyof DriverSource>) => Promise<ChildDone<M>> {
+  return (driver, work) => ChildProcess.start(script, driver, work).report(timeoutMs);
 }
 
 /**
@@ -401,18 +449,4 @@ export class ChildProcess<M extends { readonly state: string }, C extends string
   #details(): string {
     return this.#diagnostics === "" ? "" : `\n--- ${this.#name} stderr ---\n${this.#diagnostics}`;
   }
-}
-
-/**
- * `it`, or on a remote subject a skipped test whose title names why it cannot
- * hold there: vitest lists it as skipped, never silently absent.
- */
-export function itUnlessRemote(fx: Fixtures, reason: string): typeof it {
-  if (!fx.remote) return it;
-  const skipped = ((title: string, ...rest: unknown[]) =>
-    (it.skip as (...args: unknown[]) => void)(
-      `${title} [not remote: ${reason}]`,
-      ...rest,
-    )) as typeof it;
-  return skipped;
 }

@@ -1,5 +1,5 @@
 /**
- * @runledger/conformance — the suite every adapter runs (spec §10). An
+ * @runledger/conformance — the suite every adapter runs (docs/writing-an-adapter.md). An
  * adapter's test file calls `describeConformance` once with a factory for its
  * driver; the suite registers vitest tests for every family the subject's
  * capabilities allow.
@@ -35,7 +35,7 @@ import { describeTransactions } from "./families/transactions.js";
 import { describeTwoLibraries } from "./families/two-libraries.js";
 import { describeValues } from "./families/values.js";
 import { describeWorkspace } from "./families/workspace.js";
-import { createFixtures, type Fixtures } from "./fixtures.js";
+import { createFixtures } from "./fixtures.js";
 import { skipSummary } from "./requirements.js";
 import type { ConformanceSubject } from "./subject.js";
 
@@ -78,15 +78,12 @@ export function describeConformance(subject: ConformanceSubject): void {
     describeBadFiles(fixtures);
     describeRunJournal(fixtures);
     describeCrossAdapter(fixtures);
-    // The commit log, read model and datastore formats have no identity table
-    // yet, so a server (no application_id) cannot hold them: remote_unsupported.
-    const noIdentity = "its format has no identity table yet; a server refuses application_id";
-    forLocalOnly(fixtures, "commit log", noIdentity, describeCommitLog);
-    forLocalOnly(fixtures, "read model", noIdentity, describeReadModel);
-    forLocalOnly(fixtures, "routing", noIdentity, describeRouting);
-    forLocalOnly(fixtures, "routing guards", noIdentity, describeRoutingGuards);
-    forLocalOnly(fixtures, "routing gaps", noIdentity, describeRoutingGaps);
-    forLocalOnly(fixtures, "routing reconcile", noIdentity, describeRoutingReconcile);
+    describeCommitLog(fixtures);
+    describeReadModel(fixtures);
+    describeRouting(fixtures);
+    describeRoutingGuards(fixtures);
+    describeRoutingGaps(fixtures);
+    describeRoutingReconcile(fixtures);
     describeDatastoreFiles(fixtures);
     describeRunLifecycle(fixtures);
     describePrefixListing(fixtures);
@@ -94,20 +91,6 @@ export function describeConformance(subject: ConformanceSubject): void {
     describeFirstOpeners(fixtures);
     describeCloseFiles(fixtures);
   });
-}
-
-/**
- * Registers a family, or on a remote subject registers it skipped, under a
- * title that names why: its tests are listed as skipped, never absent.
- */
-function forLocalOnly(
-  fixtures: Fixtures,
-  family: string,
-  reason: string,
-  register: (fixtures: Fixtures) => void,
-): void {
-  if (!fixtures.remote) register(fixtures);
-  else describe.skip(`${family} [not remote: ${reason}]`, () => register(fixtures));
 }
 
 /**

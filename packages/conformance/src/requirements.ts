@@ -22,6 +22,14 @@ export function meets(subject: ConformanceSubject, need: Need): boolean {
   return declared[need] === true;
 }
 
+/**
+ * Why the commit log, read model and datastore families need a local
+ * database: their formats have no identity table yet, and a server refuses
+ * the application_id they are recognized by (remote_unsupported).
+ */
+export const NO_IDENTITY_TABLE =
+  "its format has no identity table yet; a server refuses application_id";
+
 const REASON = /\[skipped: needs ([^\]]+)\]/;
 
 /** The parts of a collected vitest task tree that the summary reads. */
@@ -68,6 +76,12 @@ export interface Gated {
   describe(title: string, body: () => void): void;
   /** True when every need is met (for a conditional assertion inside a test that runs anyway). */
   readonly met: boolean;
+  /**
+   * The same gate, saying why these tests need what they need: a skipped
+   * title ends in "[skipped: needs local — why]", and the summary counts
+   * them under that reason.
+   */
+  because(why: string): Gated;
 }
 
 /**
@@ -76,19 +90,32 @@ export interface Gated {
  * title ending in "[skipped: needs a, b]", and counted for the suite's summary.
  */
 export function needs(subject: ConformanceSubject, ...needed: Need[]): Gated {
-  const missing = needed.filter((need) => !meets(subject, need));
+  return gate(
+    needed.filter((need) => !meets(subject, need)),
+    undefined,
+  );
+}
+
+function gate(missing: readonly Need[], why: string | undefined): Gated {
+  const because = (reason: string): Gated => {
+    // The summary reads the reason up to the first "]".
+    if (reason.includes("]")) throw new Error(`a skip reason may not contain "]": ${reason}`);
+    return gate(missing, reason);
+  };
   if (missing.length === 0) {
     return {
       met: true,
       it: (title, body, timeout) => it(title, body, timeout),
       describe: (title, body) => describe(title, body),
+      because,
     };
   }
-  const reason = `[skipped: needs ${missing.join(", ")}]`;
+  const reason = `[skipped: needs ${missing.join(", ")}${why === undefined ? "" : ` — ${why}`}]`;
   return {
     met: false,
     it: (title, body) => it.skip(`${title} ${reason}`, body),
     // Every test inside is skipped; the summary reads the reason from this title.
     describe: (title, body) => describe.skip(`${title} ${reason}`, body),
+    because,
   };
 }

@@ -42,7 +42,6 @@ export type { ReadScope, WriteScope } from "./transaction/scope.js";
 
 // Formats: the run and workspace constants, schema manifests.
 
-export { CHUNK_SIZE } from "./workspace/files.js";
 export {
   manifestDigest,
   type SchemaManifest,
@@ -55,4 +54,5 @@ export {
   readLiveSchema,
   type SchemaDifference,
 } from "./schema/recognize.js";
+export { CHUNK_SIZE } from "./workspace/files.js";
 export { CUT_ONE_IN, MAX_NODE_ENTRIES } from "./workspace/node.js";

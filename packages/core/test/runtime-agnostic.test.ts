@@ -1,5 +1,5 @@
 /**
- * Core must run on Node, Deno, Bun and workers (spec §2): no file under
+ * Core must run on Node, Deno, Bun and workers (docs/architecture.md): no file under
  * packages/core/src may import a Node built-in (with or without the `node:`
  * prefix) or a SQL driver. This scans the source text, so it also catches
  * type-only imports and dynamic imports that a bundle would hide.

@@ -1,6 +1,6 @@
 /**
  * One of several processes that open the same new location with `create` at
- * the same moment, round after round (spec §11: concurrent first openers).
+ * the same moment, round after round (docs/contracts.md: concurrent first openers).
  * Exactly one of them creates the run; the others must open it — waiting
  * on the creator's lock and retrying the WAL switch while it is busy —
  * rather than fail or create a second one. Its clock is its own number, so

@@ -1,5 +1,5 @@
 /**
- * Bad-file family (spec §6): recognition refuses every file that is not
+ * Bad-file family (docs/file-format.md): recognition refuses every file that is not
  * exactly a version-1 run, each kind with its own code, and leaves the file
  * as found — the same SHA-256, and nothing added beside it (no -wal, -shm or
  * -journal) — whether or not the caller asked to create. A 0-byte file is

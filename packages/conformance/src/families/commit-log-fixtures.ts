@@ -1,12 +1,11 @@
 /**
- * Helpers shared by the commit-log and read-model families (spec §8): stores
+ * Helpers shared by the commit-log and read-model families (docs/commit-log.md): stores
  * closed when their test ends, workloads written as JSON (so a peer process
  * can replay them), and the reference model — what the documents and the
  * catalog must hold — computed here from the workload and the documented
  * rules (ops keep their order; a key ends as its last op left it; the
  * sequence is that of the commit the op landed in), not from core's code.
  */
-import { createHash } from "node:crypto";
 import {
   type CatalogRow,
   type CommitLog,
@@ -32,16 +31,11 @@ import type {
   OpSpec,
   UnitSpec,
 } from "../child/commit-log-peer-protocol.js";
-import { ChildProcess, type ChildScript, type Fixtures } from "../fixtures.js";
-import type { ConformanceChild } from "../subject.js";
+import { type Fixtures, oneShot, sha256Hex } from "../fixtures.js";
 
 export type { ChangeSpec, OpSpec, UnitSpec };
 
 const PEER_TIMEOUT_MS = 120_000;
-
-export function sha256Hex(data: Uint8Array | string): string {
-  return createHash("sha256").update(data).digest("hex");
-}
 
 /** A commit-log store on the subject's driver (or the one given), closed when the test ends. */
 export function logStore(
@@ -370,18 +364,11 @@ export async function onLog(log: CommitLog, sql: string, params: unknown[] = [])
   return commitLogAccess(log).transact((tx) => tx.execute(sql, params as never));
 }
 
-/** The commit-log peer child: it writes a log or catches a read model up, reports and exits. */
-const LOG_PEER: ChildScript<LogPeerRequest, LogPeerReport> = {
-  file: "commit-log-peer",
-  name: "commit-log peer",
-};
-
-export type LogPeerDone = Extract<LogPeerReport, { state: "done" }>;
-
-/** Runs one commit-log peer process to completion with `peer`'s driver; it has exited on return. */
-export async function runLogPeer(
-  peer: ConformanceChild,
-  work: Omit<LogPeerRequest, "module" | "exportName">,
-): Promise<LogPeerDone> {
-  return ChildProcess.start(LOG_PEER, peer, work).report(PEER_TIMEOUT_MS);
-}
+/**
+ * Runs one commit-log peer process to completion with a peer's driver: it
+ * writes a log or catches a read model up, reports and exits.
+ */
+export const runLogPeer = oneShot<LogPeerRequest, LogPeerReport>(
+  { file: "commit-log-peer", name: "commit-log peer" },
+  PEER_TIMEOUT_MS,
+);

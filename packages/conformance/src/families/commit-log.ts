@@ -1,5 +1,5 @@
 /**
- * Commit-log family (spec §8): the log is its own SQLite database, exactly
+ * Commit-log family (docs/commit-log.md): the log is its own SQLite database, exactly
  * version 1 on every adapter and recognized as strictly as a run (every
  * refusal leaves the file as found); a unit of work commits one commit per
  * partition per batch, at most 10,000 ops each, data partitions first and run
@@ -29,7 +29,8 @@ import {
 import { manifestDigest } from "@runledger/core/engine";
 import { describe, expect, it } from "vitest";
 import { FaultInjector } from "../faults.js";
-import { type Fixtures, failureOf } from "../fixtures.js";
+import { type Fixtures, failureOf, sha256Hex } from "../fixtures.js";
+import { NO_IDENTITY_TABLE } from "../requirements.js";
 import {
   AUTO_1,
   commitShape,
@@ -45,7 +46,6 @@ import {
   RUN_2,
   runLogPeer,
   sha,
-  sha256Hex,
   stageUnit,
   type UnitSpec,
   VAULT_A,
@@ -82,7 +82,8 @@ const SEVEN_BATCHES: UnitSpec = [
 ];
 
 export function describeCommitLog(fx: Fixtures): void {
-  describe("commit log", () => {
+  const local = fx.needs("local").because(NO_IDENTITY_TABLE);
+  local.describe("commit log", () => {
     describeRecognition(fx);
     describeExpectations(fx);
     describeBatches(fx);

@@ -1,5 +1,5 @@
 /**
- * Connection family (spec §4): a store keeps one entry per canonical
+ * Connection family (docs/contracts.md): a store keeps one entry per canonical
  * location, runs each entry's operations one at a time in arrival order,
  * never makes two entries wait for each other, tears leases and itself down
  * in a defined order, leaves nothing behind when an open fails, and sets WAL
@@ -10,7 +10,7 @@ import { mkdir, readFile, symlink } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import type { Lease } from "@runledger/core/engine";
 import { describe, expect, it } from "vitest";
-import { type Fixtures, failureOf, itUnlessRemote, sameBytes } from "../fixtures.js";
+import { type Fixtures, failureOf, sameBytes } from "../fixtures.js";
 import { column, seededLocation, sleep, store } from "./contract-fixtures.js";
 
 const LOG = "CREATE TABLE log (x INTEGER NOT NULL)";
@@ -23,6 +23,11 @@ async function hasMarker(lease: Lease): Promise<boolean> {
     );
     return rows[0]?.n === 1;
   });
+}
+
+/** Marks the lease's connection with the TEMP table `marker` (see hasMarker). */
+async function mark(lease: Lease): Promise<void> {
+  await lease.transact((tx) => tx.execute("CREATE TEMP TABLE marker (x)"));
 }
 
 async function pragma(lease: Lease, name: string): Promise<unknown> {
@@ -55,7 +60,7 @@ export function describeConnection(fx: Fixtures): void {
           for (const lease of leases) expect(lease.location).toBe(file);
 
           // One connection: a TEMP table made through one spelling is seen through the others.
-          await leases[0]!.transact((tx) => tx.execute("CREATE TEMP TABLE marker (x)"));
+          await mark(leases[0]!);
           for (const lease of leases) expect(await hasMarker(lease)).toBe(true);
         },
       );
@@ -162,18 +167,23 @@ export function describeConnection(fx: Fixtures): void {
     });
 
     describe("teardown", () => {
-      // A TEMP table tells one physical connection from another; a server refuses them.
-      const itWithTempTables = itUnlessRemote(
-        fx,
-        "sqld refuses TEMP tables, which mark one connection",
-      );
-      itWithTempTables("leaves the other leases working when one lease is released", async () => {
+      /** Two leases on one entry; the first marks the connection, then is released. */
+      async function twoLeasesFirstReleased() {
         const s = store(fx);
         const location = await seededLocation(fx, LOG);
         const first = await s.open(location);
         const second = await s.open(location);
-        await first.transact((tx) => tx.execute("CREATE TEMP TABLE marker (x)"));
+        await mark(first);
         await first.release();
+        return { s, location, second };
+      }
+
+      // A TEMP table tells one physical connection from another; a server refuses them.
+      const itWithTempTables = fx
+        .needs("local")
+        .because("sqld refuses TEMP tables, which mark one connection").it;
+      itWithTempTables("leaves the other leases working when one lease is released", async () => {
+        const { s, second } = await twoLeasesFirstReleased();
         expect(s.entries).toHaveLength(1);
         expect(s.entries[0]?.leases).toBe(1);
         await second.transact((tx) => tx.execute("INSERT INTO log (x) VALUES (7)"));
@@ -182,12 +192,7 @@ export function describeConnection(fx: Fixtures): void {
       });
 
       itWithTempTables("closes the entry with its last lease", async () => {
-        const s = store(fx);
-        const location = await seededLocation(fx, LOG);
-        const first = await s.open(location);
-        const second = await s.open(location);
-        await first.transact((tx) => tx.execute("CREATE TEMP TABLE marker (x)"));
-        await first.release();
+        const { s, location, second } = await twoLeasesFirstReleased();
         await second.release();
         expect(s.entries).toStrictEqual([]);
         const again = await s.open(location);
@@ -201,7 +206,7 @@ export function describeConnection(fx: Fixtures): void {
           const s = store(fx, { idleRetentionMs: retentionMs });
           const location = await seededLocation(fx, LOG);
           const lease = await s.open(location);
-          await lease.transact((tx) => tx.execute("CREATE TEMP TABLE marker (x)"));
+          await mark(lease);
           await lease.release();
           expect(s.entries).toStrictEqual([expect.objectContaining({ state: "ready", leases: 0 })]);
 

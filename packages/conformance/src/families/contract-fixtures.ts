@@ -1,6 +1,6 @@
 /**
  * Helpers shared by the connection, transaction and cross-process families
- * (spec §4, §5): stores closed when their test ends, a driver wrapper that
+ * (docs/contracts.md): stores closed when their test ends, a driver wrapper that
  * slows statements down so that "still running" is observable, and the
  * parent's side of the counter child process.
  */

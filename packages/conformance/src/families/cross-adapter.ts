@@ -1,5 +1,5 @@
 /**
- * Cross-adapter family (spec §6, §10): a run file is a run file, whichever
+ * Cross-adapter family (docs/file-format.md): a run file is a run file, whichever
  * adapter wrote it. A run created here opens, appends and verifies in every
  * peer adapter, and a run a peer created does the same here. The peer always
  * runs in a child process of its own: two SQLite libraries must never share

@@ -1,5 +1,5 @@
 /**
- * Cross-process family (spec §4): between processes SQLite's own lock is the
+ * Cross-process family (docs/contracts.md): between processes SQLite's own lock is the
  * serialization point. Several processes writing through core lose no write
  * and see no `busy` under the default timeout; a process that keeps the lock
  * past a short deadline turns the other's write into `busy`, promptly, with

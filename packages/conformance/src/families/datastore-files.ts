@@ -1,5 +1,5 @@
 /**
- * Datastore recognition (spec §9 with §6's rules): a fresh datastore holds
+ * Datastore recognition (docs/routing.md): a fresh datastore holds
  * exactly its frozen manifest, and every file it refuses — garbage, another
  * program's database, a creation that never finished, a missing file — is
  * refused with its own code and left byte-for-byte as found.

@@ -1,5 +1,5 @@
 /**
- * Errors family (spec §3): what SQLite refuses reaches the caller as one
+ * Errors family (docs/errors.md): what SQLite refuses reaches the caller as one
  * RunledgerError with the same stable `code` and the same `sqliteCode` on
  * every adapter, with a message and the driver's error kept as `cause`.
  */

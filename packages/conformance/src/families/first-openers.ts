@@ -1,5 +1,5 @@
 /**
- * Concurrent first openers (spec §11, issue 16): several processes open the
+ * Concurrent first openers (docs/contracts.md): several processes open the
  * same new path with `create` at the same moment. Exactly one creates the
  * run; every other one opens that run — waiting on the creator's lock and
  * retrying the switch to WAL while another opener keeps it busy — and none

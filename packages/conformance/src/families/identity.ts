@@ -1,5 +1,5 @@
 /**
- * Identity family (spec §3, §4): every spelling of one database file —
+ * Identity family (docs/contracts.md): every spelling of one database file —
  * relative, with `..` or `.` segments, through a symlinked directory, through
  * a symlink to the file — canonicalizes to one identity: the real, absolute
  * path. A file that does not exist yet has its identity already, and asking

@@ -1,5 +1,5 @@
 /**
- * Read-model family (spec §8): catching a read model up from a commit log
+ * Read-model family (docs/commit-log.md): catching a read model up from a commit log
  * gives documents (bytes) and catalog rows (partition, key, digest,
  * sequence, intent) equal to the reference model of what was committed; it
  * is incremental from its cursor and idempotent — twice, or again after a
@@ -8,9 +8,10 @@
  * in a child process (two SQLite libraries never share a file in one process).
  */
 import { type CommitResult, put, typedChange } from "@runledger/core/commit-log";
-import { describe, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { FaultInjector } from "../faults.js";
-import { type Fixtures, failureOf } from "../fixtures.js";
+import { type Fixtures, failureOf, sha256Hex } from "../fixtures.js";
+import { NO_IDENTITY_TABLE } from "../requirements.js";
 import {
   expectDigestsEqual,
   expectedModel,
@@ -25,13 +26,13 @@ import {
   onLog,
   putOp,
   runLogPeer,
-  sha256Hex,
   standardWorkload,
   writeUnits,
 } from "./commit-log-fixtures.js";
 
 export function describeReadModel(fx: Fixtures): void {
-  describe("read model", () => {
+  const local = fx.needs("local").because(NO_IDENTITY_TABLE);
+  local.describe("read model", () => {
     it("catches up documents and catalog rows equal to the reference and to the log", async () => {
       const units = standardWorkload(10_001);
       const { log } = await newLog(fx);

@@ -1,5 +1,5 @@
 /**
- * Read-only opens (spec §6, issue 16): `store.open(location, { readOnly: true })`
+ * Read-only opens (docs/contracts.md): `store.open(location, { readOnly: true })`
  * reads an existing run without writing anything — the file's bytes and the
  * files beside it are exactly as found afterwards, for a run in WAL mode and
  * for one in rollback-journal mode, in a read-only directory too — and every

@@ -1,5 +1,5 @@
 /**
- * Helpers of the routing families (spec §9): the builder spy and mutants,
+ * Helpers of the routing families (docs/routing.md): the builder spy and mutants,
  * the scenario staged on a format-3 datastore and committed into a real
  * commit log, and the end-to-end comparison — the documents a repository
  * wrote against what a read model caught up from the commit log. The
@@ -32,8 +32,7 @@ import {
 } from "@runledger/core/datastore";
 import { onTestFinished } from "vitest";
 import type { RoutingPeerReport, RoutingPeerRequest } from "../child/routing-peer-protocol.js";
-import { ChildProcess, type ChildScript, type Fixtures } from "../fixtures.js";
-import type { ConformanceChild } from "../subject.js";
+import { type Fixtures, oneShot } from "../fixtures.js";
 import { logStore, modelContents, newModel } from "./commit-log-fixtures.js";
 import { RouteRecorder, runScenario } from "./routing-scenario.js";
 
@@ -251,18 +250,11 @@ export function databaseFiles(location: string): string[] {
     .filter((file) => existsSync(file));
 }
 
-/** The routing peer child: it runs the scenario on a new format-3 datastore, commits, reports. */
-const ROUTING_PEER: ChildScript<RoutingPeerRequest, RoutingPeerReport> = {
-  file: "routing-peer",
-  name: "routing peer",
-};
-
-export type RoutingPeerDone = Extract<RoutingPeerReport, { state: "done" }>;
-
-/** Runs one routing peer process to completion with `peer`'s driver; it has exited on return. */
-export async function runRoutingPeer(
-  peer: ConformanceChild,
-  work: Omit<RoutingPeerRequest, "module" | "exportName">,
-): Promise<RoutingPeerDone> {
-  return ChildProcess.start(ROUTING_PEER, peer, work).report(120_000);
-}
+/**
+ * Runs one routing peer process to completion with a peer's driver: it runs
+ * the scenario on a new format-3 datastore, commits, reports and exits.
+ */
+export const runRoutingPeer = oneShot<RoutingPeerRequest, RoutingPeerReport>(
+  { file: "routing-peer", name: "routing peer" },
+  120_000,
+);

@@ -1,5 +1,5 @@
 /**
- * Routing family, beyond the gate (spec §8–§9, docs/routing.md): four rules
+ * Routing family, beyond the gate (docs/routing.md): four rules
  * the gate (./routing.ts) does not prove, proved here through the
  * repositories and the route on a format-3 datastore, not the log alone:
  * - hold-back: a run unit whose data partition the log refuses lands none
@@ -33,8 +33,9 @@ import {
   WorkflowRunRepository,
   withRunUnit,
 } from "@runledger/core/datastore";
-import { describe, expect, it } from "vitest";
-import type { Fixtures } from "../fixtures.js";
+import { expect, it } from "vitest";
+import { type Fixtures, sha256Hex } from "../fixtures.js";
+import { NO_IDENTITY_TABLE } from "../requirements.js";
 import {
   logStore,
   modelContents,
@@ -42,7 +43,6 @@ import {
   newLog,
   newModel,
   runLogPeer,
-  sha256Hex,
 } from "./commit-log-fixtures.js";
 import {
   databaseFiles,
@@ -168,7 +168,8 @@ async function expectBulkTombstones(
 }
 
 export function describeRoutingGaps(fx: Fixtures): void {
-  describe("routing v3: hold-back, bulk tombstones, secrets at rest, across adapters", () => {
+  const local = fx.needs("local").because(NO_IDENTITY_TABLE);
+  local.describe("routing v3: hold-back, bulk tombstones, secrets at rest, across adapters", () => {
     it("hold-back through the route: when the log refuses a run unit's definition edit, the run's partition lands nothing and is reported held_back", async () => {
       const store = datastoreStore(fx);
       const location = fx.location();

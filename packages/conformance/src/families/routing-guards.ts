@@ -1,5 +1,5 @@
 /**
- * Routing guards (spec §9): two ways a write could reach the documents and
+ * Routing guards (docs/routing.md): two ways a write could reach the documents and
  * the commit log differently, each closed and tested here.
  *
  * - Stale format across handles: a handle opened while the datastore read
@@ -24,9 +24,10 @@ import {
   stageTyped,
   WorkflowRunRepository,
 } from "@runledger/core/datastore";
-import { describe, expect, it, onTestFinished } from "vitest";
+import { expect, it, onTestFinished } from "vitest";
 import { FaultInjector } from "../faults.js";
-import { type Fixtures, failureOf } from "../fixtures.js";
+import { type Fixtures, failureOf, thrownBy } from "../fixtures.js";
+import { NO_IDENTITY_TABLE } from "../requirements.js";
 import { newLog, newModel } from "./commit-log-fixtures.js";
 import { datastoreStore, differences, RouteRecorder } from "./routing-fixtures.js";
 
@@ -97,17 +98,6 @@ async function stagedKeys(unit: CommitUnit): Promise<string[]> {
   return keys;
 }
 
-/** Runs `action`, which must fail, and returns what it threw. */
-async function thrownBy(action: () => Promise<unknown>): Promise<Error> {
-  try {
-    await action();
-  } catch (error) {
-    expect(error).toBeInstanceOf(Error);
-    return error as Error;
-  }
-  return expect.fail("expected the write to fail, but it succeeded");
-}
-
 function commitSizes(result: CommitResult): Record<string, number[]> {
   return Object.fromEntries(
     result.committed.map((p) => [p.partition, p.commits.map((c) => c.opCount)]),
@@ -115,7 +105,8 @@ function commitSizes(result: CommitResult): Record<string, number[]> {
 }
 
 export function describeRoutingGuards(fx: Fixtures): void {
-  describe("routing guards", () => {
+  const local = fx.needs("local").because(NO_IDENTITY_TABLE);
+  local.describe("routing guards", () => {
     for (const sibling of ["the same store", "another store"] as const) {
       fx.needs("walSharedMemory").it(
         `a format-2 handle refuses every write, writing nothing, once a handle of ${sibling} opted the datastore into format 3`,

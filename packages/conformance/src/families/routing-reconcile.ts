@@ -1,5 +1,5 @@
 /**
- * Routing family: reconciliation (spec §8–§9, docs/routing.md). On format 3
+ * Routing family: reconciliation (docs/routing.md, docs/commit-log.md). On format 3
  * a repository writes its document first and stages the typed change; the
  * commit log is the source of truth. Where a staged change does not land —
  * its partition refused, its run partition held back, its unit abandoned —
@@ -37,9 +37,10 @@ import {
   WorkflowRunRepository,
   withRunUnit,
 } from "@runledger/core/datastore";
-import { describe, expect, it } from "vitest";
-import { type Fixtures, failureOf } from "../fixtures.js";
-import { modelContents, newLog, newModel, sha256Hex } from "./commit-log-fixtures.js";
+import { expect, it } from "vitest";
+import { type Fixtures, failureOf, sha256Hex } from "../fixtures.js";
+import { NO_IDENTITY_TABLE } from "../requirements.js";
+import { modelContents, newLog, newModel } from "./commit-log-fixtures.js";
 import { datastoreStore, differingPaths, runScenario } from "./routing-fixtures.js";
 
 const WHERE = ["in the unit's buffer", "spilled to the staging area"] as const;
@@ -133,7 +134,8 @@ async function contested(fx: Fixtures) {
 }
 
 export function describeRoutingReconcile(fx: Fixtures): void {
-  describe("routing v3: the datastore is reconciled to the commit log", () => {
+  const local = fx.needs("local").because(NO_IDENTITY_TABLE);
+  local.describe("routing v3: the datastore is reconciled to the commit log", () => {
     for (const where of WHERE) {
       it(`a refused partition's documents are put back to the log's versions (${where}); a later edit lands and the read model equals the documents`, async () => {
         const c = await contested(fx);

@@ -1,5 +1,5 @@
 /**
- * Helpers shared by the run-database families (spec §6, §7): run stores closed
+ * Helpers shared by the run-database families (docs/file-format.md): run stores closed
  * when their test ends, raw connections for crafting and inspecting files,
  * the file's fingerprint (SHA-256 plus its directory's listing), the v1 base
  * file the bad-file corpus is derived from, and the parent's side of the
@@ -20,8 +20,7 @@ import { type LiveSchema, readLiveSchema, serializeSchema } from "@runledger/cor
 import { type OpenOptions, type Row, sha256Hex } from "@runledger/core/port";
 import { expect, onTestFinished } from "vitest";
 import type { PeerReport, PeerRequest } from "../child/run-peer-protocol.js";
-import { ChildProcess, type ChildScript, type Fixtures } from "../fixtures.js";
-import type { ConformanceChild } from "../subject.js";
+import { type Fixtures, oneShot } from "../fixtures.js";
 
 /** The identity every family's runs are created with, unless a test needs another. */
 export const CREATE: RunCreate = {
@@ -222,18 +221,11 @@ export async function copyInto(fx: Fixtures, source: string, name = "run.sqlite"
   return location;
 }
 
-/** The run-peer child: it works on one run database, reports and exits. */
-const RUN_PEER: ChildScript<PeerRequest, PeerReport> = { file: "run-peer", name: "run-peer" };
-
-export type PeerDone = Extract<PeerReport, { state: "done" }>;
-
 /**
- * Runs one run-peer process to completion with `peer`'s driver and returns
- * its report. The process has exited (holding nothing) when this returns.
+ * Runs one run-peer process to completion with a peer's driver: it works on
+ * one run database, reports and exits (holding nothing) before this returns.
  */
-export async function runPeer(
-  peer: ConformanceChild,
-  work: Omit<PeerRequest, "module" | "exportName">,
-): Promise<PeerDone> {
-  return ChildProcess.start(RUN_PEER, peer, work).report(PEER_TIMEOUT_MS);
-}
+export const runPeer = oneShot<PeerRequest, PeerReport>(
+  { file: "run-peer", name: "run-peer" },
+  PEER_TIMEOUT_MS,
+);

@@ -1,5 +1,5 @@
 /**
- * Journal and run family (spec §6, §7): appends get gap-free sequences across
+ * Journal and run family (docs/contracts.md): appends get gap-free sequences across
  * transactions, and an append that is rolled back leaves no gap; an
  * idempotency key returns the first event instead of writing twice; range
  * reads honour after/limit. The run stops in exactly three reason shapes;

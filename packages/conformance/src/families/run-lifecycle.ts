@@ -1,5 +1,5 @@
 /**
- * The run lifecycle as a state machine (spec §7, docs/contracts.md): every
+ * The run lifecycle as a state machine (docs/contracts.md): every
  * transition, allowed and refused, through the API and beneath it. A
  * terminal run (completed, failed, cancelled) takes no append, apply, stop or
  * resume (`run_finished`); a suspended or interrupted one takes no event and
@@ -35,6 +35,33 @@ async function stoppedRun(fx: Fixtures, status: StopStatus): Promise<RunLease> {
   return lease;
 }
 
+type Attempt = [what: string, attempt: () => Promise<unknown>];
+
+/** The content writes a stopped run refuses whatever it stopped as: append, keyed append, apply. */
+function contentWrites(lease: RunLease): Attempt[] {
+  return [
+    ["append", () => lease.transact((tx) => tx.journal.append({ n: 2 }))],
+    ["keyed append", () => lease.transact((tx) => tx.journal.append({ n: 2 }, { key: "k" }))],
+    ["apply", () => lease.transact((tx) => tx.workspace.apply({ put: { a: "a" } }))],
+  ];
+}
+
+/** Every attempt fails with `code` and a message that says what to do; the run is left as it was. */
+async function expectRefused(
+  lease: RunLease,
+  attempts: readonly Attempt[],
+  code: string,
+  advice: RegExp,
+): Promise<void> {
+  const before = await state(lease);
+  for (const [what, attempt] of attempts) {
+    const error = await failureOf(attempt);
+    expect(error.code, what).toBe(code);
+    expect(error.message, what).toMatch(advice);
+  }
+  expect(await state(lease)).toEqual(before);
+}
+
 export function describeRunLifecycle(fx: Fixtures): void {
   describe("run lifecycle", () => {
     describe("from running", () => {
@@ -68,25 +95,18 @@ export function describeRunLifecycle(fx: Fixtures): void {
       describe(`from ${status}`, () => {
         it("refuses append, apply and a non-terminal stop with run_not_running, writing nothing", async () => {
           const lease = await stoppedRun(fx, status);
-          const before = await state(lease);
-          const attempts: [string, () => Promise<unknown>][] = [
-            ["append", () => lease.transact((tx) => tx.journal.append({ n: 2 }))],
-            [
-              "keyed append",
-              () => lease.transact((tx) => tx.journal.append({ n: 2 }, { key: "k" })),
-            ],
-            ["apply", () => lease.transact((tx) => tx.workspace.apply({ put: { a: "a" } }))],
-            ...PAUSED.map((to): [string, () => Promise<unknown>] => [
+          const stops = PAUSED.map(
+            (to): Attempt => [
               `stop as ${to}`,
               () => lease.transact((tx) => tx.run.stop({ status: to })),
-            ]),
-          ];
-          for (const [what, attempt] of attempts) {
-            const error = await failureOf(attempt);
-            expect(error.code, what).toBe("run_not_running");
-            expect(error.message, what).toMatch(/resume/);
-          }
-          expect(await state(lease)).toEqual(before);
+            ],
+          );
+          await expectRefused(
+            lease,
+            [...contentWrites(lease), ...stops],
+            "run_not_running",
+            /resume/,
+          );
         });
 
         it("lets the caller go on in the transaction after a refused append", async () => {
@@ -135,26 +155,19 @@ export function describeRunLifecycle(fx: Fixtures): void {
       describe(`from ${status}`, () => {
         it("refuses append, apply, every stop and resume with run_finished, writing nothing", async () => {
           const lease = await stoppedRun(fx, status);
-          const before = await state(lease);
-          const attempts: [string, () => Promise<unknown>][] = [
-            ["append", () => lease.transact((tx) => tx.journal.append({ n: 2 }))],
-            [
-              "keyed append",
-              () => lease.transact((tx) => tx.journal.append({ n: 2 }, { key: "k" })),
-            ],
-            ["apply", () => lease.transact((tx) => tx.workspace.apply({ put: { a: "a" } }))],
-            ["resume", () => lease.transact((tx) => tx.run.resume())],
-            ...ALL_STOPS.map((to): [string, () => Promise<unknown>] => [
+          const resume: Attempt = ["resume", () => lease.transact((tx) => tx.run.resume())];
+          const stops = ALL_STOPS.map(
+            (to): Attempt => [
               `stop as ${to}`,
               () => lease.transact((tx) => tx.run.stop({ status: to, reason: { event: 1 } })),
-            ]),
-          ];
-          for (const [what, attempt] of attempts) {
-            const error = await failureOf(attempt);
-            expect(error.code, what).toBe("run_finished");
-            expect(error.message, what).toMatch(/fork/);
-          }
-          expect(await state(lease)).toEqual(before);
+            ],
+          );
+          await expectRefused(
+            lease,
+            [...contentWrites(lease), resume, ...stops],
+            "run_finished",
+            /fork/,
+          );
         });
       });
     }

@@ -1,5 +1,5 @@
 /**
- * Run-schema family (spec §6): a fresh run database is exactly version 1 on
+ * Run-schema family (docs/file-format.md): a fresh run database is exactly version 1 on
  * every adapter — its header pragmas and every sqlite_schema object, in rowid
  * order, serialize to SCHEMA_V1_DIGEST; its workspace starts at the one
  * canonical empty root, which anyone can recompute from the documented
@@ -23,7 +23,7 @@ import {
 import { CHUNK_SIZE, manifestDigest } from "@runledger/core/engine";
 import { describe, expect, it } from "vitest";
 import { FaultInjector } from "../faults.js";
-import { type Fixtures, failureOf, itUnlessRemote } from "../fixtures.js";
+import { type Fixtures, failureOf } from "../fixtures.js";
 import {
   CREATE,
   carriesInjected,
@@ -49,10 +49,9 @@ export function describeRunSchema(fx: Fixtures): void {
   const files = fx.needs("files");
   const wal = fx.needs("walSharedMemory");
   // A server refuses application_id: a run created there has 0 in its header.
-  const itHdr = itUnlessRemote(
-    fx,
-    "a server refuses application_id; the identity table names the run",
-  );
+  const itHdr = fx
+    .needs("local")
+    .because("a server refuses application_id; the identity table names the run").it;
   describe("run schema v1", () => {
     itHdr(
       "serializes a fresh run's pragmas and sqlite_schema rows to SCHEMA_V1_DIGEST",

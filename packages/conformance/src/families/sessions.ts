@@ -1,5 +1,5 @@
 /**
- * Sessions family (spec §3, §5 at the port level): a transaction session
+ * Sessions family (docs/contracts.md, the port and transactions): a transaction session
  * commits what it wrote or nothing, savepoints nest inside it with SQLite's
  * own semantics, a finished session refuses further use, and a read-only
  * connection never writes.

@@ -1,5 +1,5 @@
 /**
- * Settings family (spec §3, §4): foreign keys are enforced on every
+ * Settings family (docs/contracts.md, the port and connections): foreign keys are enforced on every
  * connection the adapter hands out, and journal mode and synchronous change
  * only when `configure` asks, then read back as asked.
  */

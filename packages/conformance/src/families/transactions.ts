@@ -1,14 +1,14 @@
 /**
- * Transaction family (spec §5): `lease.transact` commits all or nothing,
+ * Transaction family (docs/contracts.md): `lease.transact` commits all or nothing,
  * savepoints nest to any depth and undo exactly their own work, `lease.read`
  * is a snapshot that cannot write, every misuse fails with its own code, and
  * a failed cleanup poisons the entry until the location is opened again.
  */
-import { isRunledgerError, RunledgerError } from "@runledger/core";
-import type { ReadScope, WriteScope } from "@runledger/core/engine";
+import { RunledgerError } from "@runledger/core";
+import type { Lease, ReadScope, WriteScope } from "@runledger/core/engine";
 import { describe, expect, it } from "vitest";
 import { FaultInjector } from "../faults.js";
-import { type Fixtures, failureOf, itUnlessRemote } from "../fixtures.js";
+import { codeOf, type Fixtures, failureOf } from "../fixtures.js";
 import { column, seededLocation, sleep, slowStatements, store } from "./contract-fixtures.js";
 
 const LOG = "CREATE TABLE log (x INTEGER NOT NULL)";
@@ -49,13 +49,56 @@ async function nest(
 
 const upTo = (n: number) => Array.from({ length: n }, (_, i) => i);
 
-/** Settles a promise the test deliberately left running, and says how it ended. */
-async function outcome(promise: Promise<unknown> | undefined): Promise<unknown> {
-  expect(promise, "the stray work was started").toBeDefined();
-  return promise!.then(
-    () => "fulfilled",
-    (error: unknown) => (isRunledgerError(error) ? error.code : error),
+/** A savepoint that inserts 2 after 20 ms: still running when its caller moves on. */
+function slowSavepoint(tx: WriteScope): Promise<void> {
+  return tx.savepoint(async (sp) => {
+    await sleep(20);
+    await insert(sp, 2);
+  });
+}
+
+/** The work a test deliberately left running inside a callback; the test fails if it never started. */
+function started(stray: Promise<unknown> | undefined): Promise<unknown> {
+  expect(stray, "the stray work was started").toBeDefined();
+  return stray!;
+}
+
+/**
+ * Runs a callback through `scope` (a transaction or a savepoint) that starts
+ * inserting `x` and returns without waiting for it: refused with
+ * callback_escaped; the stray statement has settled when this returns.
+ */
+async function expectEscapedStatement(
+  scope: (callback: (tx: WriteScope) => Promise<void>) => Promise<unknown>,
+  x: number,
+): Promise<void> {
+  let stray: Promise<unknown> | undefined;
+  const error = await failureOf(() =>
+    scope(async (tx) => {
+      stray = insert(tx, x);
+      stray.catch(() => undefined);
+    }),
   );
+  expect(error.code).toBe("callback_escaped");
+  await codeOf(started(stray));
+}
+
+/**
+ * After a transaction refused for work it left running: that work ended
+ * with transaction_closed, the entry is ready again, and the lease commits
+ * `next` alone into an empty log.
+ */
+async function expectRecovered(
+  entries: () => readonly unknown[],
+  lease: Lease,
+  stray: Promise<unknown> | undefined,
+  next: number,
+): Promise<void> {
+  expect(await codeOf(started(stray))).toBe("transaction_closed");
+  await sleep(20);
+  expect(entries()).toStrictEqual([expect.objectContaining({ state: "ready" })]);
+  await lease.transact((tx) => insert(tx, next));
+  expect(await column(lease, "log")).toStrictEqual([next]);
 }
 
 export function describeTransactions(fx: Fixtures): void {
@@ -242,20 +285,13 @@ export function describeTransactions(fx: Fixtures): void {
         const error = await failureOf(() =>
           lease.transact(async (tx) => {
             await insert(tx, 1);
-            stray = tx.savepoint(async (sp) => {
-              await sleep(20);
-              await insert(sp, 2);
-            });
+            stray = slowSavepoint(tx);
             await Promise.all([stray, tx.savepoint((sp) => insert(sp, 3))]);
           }),
         );
         expect(error.code).toBe("savepoint_overlap");
         // The first savepoint's callback wakes up after its transaction is gone.
-        expect(await outcome(stray)).toBe("transaction_closed");
-        await sleep(20);
-        expect(s.entries).toStrictEqual([expect.objectContaining({ state: "ready" })]);
-        await lease.transact((tx) => insert(tx, 4));
-        expect(await column(lease, "log")).toStrictEqual([4]);
+        await expectRecovered(() => s.entries, lease, stray, 4);
       });
 
       it("fails with transaction_reentered when transact or read is called on a lease whose transaction runs", async () => {
@@ -325,22 +361,23 @@ export function describeTransactions(fx: Fixtures): void {
         expect(await column(lease, "log")).toStrictEqual([1, 3, 4, 5]);
       });
 
-      itUnlessRemote(
-        fx,
-        "a server has no query_only: a write inside lease.read is rolled back with the read, not refused",
-      )("fails with write_in_read when read writes, and the entry stays writable", async () => {
-        const { lease } = await logLease();
-        for (const write of [
-          (reader: ReadScope) => insert(reader, 1),
-          (reader: ReadScope) => reader.execute("CREATE TABLE other (x)"),
-        ]) {
-          const error = await failureOf(() => lease.read(write));
-          expect(error.code).toBe("write_in_read");
-          expect(error.message).toMatch(/transact/);
-        }
-        await lease.transact((tx) => insert(tx, 2));
-        expect(await column(lease, "log")).toStrictEqual([2]);
-      });
+      fx.needs("local")
+        .because(
+          "a server has no query_only: a write inside lease.read is rolled back with the read, not refused",
+        )
+        .it("fails with write_in_read when read writes, and the entry stays writable", async () => {
+          const { lease } = await logLease();
+          for (const write of [
+            (reader: ReadScope) => insert(reader, 1),
+            (reader: ReadScope) => reader.execute("CREATE TABLE other (x)"),
+          ]) {
+            const error = await failureOf(() => lease.read(write));
+            expect(error.code).toBe("write_in_read");
+            expect(error.message).toMatch(/transact/);
+          }
+          await lease.transact((tx) => insert(tx, 2));
+          expect(await column(lease, "log")).toStrictEqual([2]);
+        });
 
       it("fails with callback_escaped when a transaction callback returns while its savepoint still runs", async () => {
         const { s, lease } = await logLease();
@@ -348,32 +385,17 @@ export function describeTransactions(fx: Fixtures): void {
         const error = await failureOf(() =>
           lease.transact(async (tx) => {
             await insert(tx, 1);
-            stray = tx.savepoint(async (sp) => {
-              await sleep(20);
-              await insert(sp, 2);
-            });
+            stray = slowSavepoint(tx);
             stray.catch(() => undefined);
           }),
         );
         expect(error.code).toBe("callback_escaped");
-        expect(await outcome(stray)).toBe("transaction_closed");
-        await sleep(20);
-        expect(s.entries).toStrictEqual([expect.objectContaining({ state: "ready" })]);
-        await lease.transact((tx) => insert(tx, 3));
-        expect(await column(lease, "log")).toStrictEqual([3]);
+        await expectRecovered(() => s.entries, lease, stray, 3);
       });
 
       it("fails with callback_escaped when a transaction callback returns while a statement still runs", async () => {
         const { lease } = await logLease({ driver: slowStatements(fx.driver(), 20) });
-        let stray: Promise<unknown> | undefined;
-        const error = await failureOf(() =>
-          lease.transact(async (tx) => {
-            stray = insert(tx, 1);
-            stray.catch(() => undefined);
-          }),
-        );
-        expect(error.code).toBe("callback_escaped");
-        await outcome(stray);
+        await expectEscapedStatement((callback) => lease.transact(callback), 1);
         await lease.transact((tx) => insert(tx, 2));
         expect(await column(lease, "log")).toStrictEqual([2]);
       });
@@ -382,15 +404,7 @@ export function describeTransactions(fx: Fixtures): void {
         const { lease } = await logLease({ driver: slowStatements(fx.driver(), 20) });
         await lease.transact(async (tx) => {
           await insert(tx, 1);
-          let stray: Promise<unknown> | undefined;
-          const error = await failureOf(() =>
-            tx.savepoint(async (sp) => {
-              stray = insert(sp, 2);
-              stray.catch(() => undefined);
-            }),
-          );
-          expect(error.code).toBe("callback_escaped");
-          await outcome(stray);
+          await expectEscapedStatement((callback) => tx.savepoint(callback), 2);
           await insert(tx, 3);
         });
         expect(await column(lease, "log")).toStrictEqual([1, 3]);

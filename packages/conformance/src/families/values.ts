@@ -1,11 +1,11 @@
 /**
- * Values family (spec §3): every SqlValue goes in as a parameter and comes
+ * Values family (docs/contracts.md, the port): every SqlValue goes in as a parameter and comes
  * back exactly — same JavaScript type, same bytes, stored in the SQLite
  * storage class a reader of the file would expect.
  */
 import type { SqlValue } from "@runledger/core/port";
 import { describe, expect, it } from "vitest";
-import { type Fixtures, itUnlessRemote, sameBytes } from "../fixtures.js";
+import { type Fixtures, sameBytes } from "../fixtures.js";
 
 const MiB = 1024 * 1024;
 
@@ -83,7 +83,7 @@ export function describeValues(fx: Fixtures): void {
     }
 
     for (const c of CASES) {
-      const test = c.notRemote === undefined ? it : itUnlessRemote(fx, c.notRemote);
+      const test = c.notRemote === undefined ? it : fx.needs("local").because(c.notRemote).it;
       test(`round-trips ${c.label} through a parameter`, async () => {
         const db = await valueTable();
         const value = c.value();

@@ -1,5 +1,5 @@
 /**
- * Workspace fault family (spec §7, docs/file-format.md "Applying a change"):
+ * Workspace fault family (docs/file-format.md "Applying a change"):
  * an apply that fails at any one of its statements — every one is tried in
  * turn, from BEGIN to COMMIT — leaves the previous root current, the journal
  * as it was and no orphan row in any table, and the same lease goes on to

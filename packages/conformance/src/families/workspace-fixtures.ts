@@ -1,16 +1,15 @@
 /**
- * Helpers shared by the workspace families (spec §6, §7): run stores closed
+ * Helpers shared by the workspace families (docs/file-format.md): run stores closed
  * when their test ends, raw reads of the run database's tables through a
  * read scope, and reference computations written here from the documented
  * file format (docs/file-format.md), not from core's code — SHA-256 comes
  * from node:crypto, names are ordered with Buffer.compare — so that core's
  * answers are checked against an independent implementation.
  */
-import { createHash } from "node:crypto";
 import type { ApplyChanges, JsonObject, RunLease, RunStore } from "@runledger/core";
 import type { Driver } from "@runledger/core/port";
 import { expect } from "vitest";
-import type { Fixtures } from "../fixtures.js";
+import { codeOf, type Fixtures, sha256Hex } from "../fixtures.js";
 import { runStore } from "./run-fixtures.js";
 
 /** Every table of the run database that the workspace writes. */
@@ -31,11 +30,8 @@ export const DOCUMENTED_EMPTY_ROOT =
 const encoder = new TextEncoder();
 export const utf8 = (text: string): Uint8Array => encoder.encode(text);
 
-export function sha256Hex(data: Uint8Array | string): string {
-  return createHash("sha256")
-    .update(typeof data === "string" ? utf8(data) : data)
-    .digest("hex");
-}
+// Defined once with the other shared probes (fixtures.ts); the workspace families import them here.
+export { codeOf, sha256Hex };
 
 let runs = 0;
 
@@ -541,15 +537,4 @@ export function applyToModel(model: Model, puts: Record<string, Uint8Array>, del
   }
   for (const [path, bytes] of Object.entries(puts)) next.set(path, bytes);
   return next;
-}
-
-/** The error code of a rejected promise (or "ok"). */
-export async function codeOf(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-    return "ok";
-  } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    return typeof code === "string" ? code : `non-runledger error: ${String(error)}`;
-  }
 }

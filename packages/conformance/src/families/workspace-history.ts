@@ -1,5 +1,5 @@
 /**
- * Workspace history family (spec §7): `history()` lists the roots in journal
+ * Workspace history family (docs/file-format.md): `history()` lists the roots in journal
  * order with the event that published each, and every listed root stays
  * readable; a fork is a new run whose workspace equals the source at the
  * chosen root and that holds only what that root reaches; garbage collection

@@ -1,5 +1,5 @@
 /**
- * Workspace path family (spec §7, docs/file-format.md "Paths"): the one path
+ * Workspace path family (docs/file-format.md "Paths"): the one path
  * rule, checked before anything is written. A fixed list of bad paths is
  * refused with `invalid_path` by every writer and reader and leaves every
  * table as it was; a property test over random strings checks that a path is

@@ -1,5 +1,5 @@
 /**
- * Workspace family (spec §6, §7): content put through `tx.workspace.apply`
+ * Workspace family (docs/file-format.md): content put through `tx.workspace.apply`
  * reads back exactly — as text, bytes, empty files, nested directories and
  * Unicode names, after overwrites and deletes — through read, stream, stat,
  * list and walk; every root id is the one the documented format 1 gives;
@@ -382,54 +382,58 @@ export function describeWorkspace(fx: Fixtures): void {
       ]);
     });
 
-    it("streams a 100 MiB file in odd-sized pieces and back, identical, one chunk at a time", async ({
-      skip,
-    }) => {
-      // Minutes over http; remote-run-api.test.ts in adapter-libsql streams 6 MiB through a server.
-      skip(fx.remote, "not remote: 100 MiB through a server is too slow for the suite");
-      const { lease } = await newRun(fx);
-      const total = 100 * MiB;
-      const sizes = [64 * 1024 + 1, 1, 3 * 1024 + 7, CHUNK_SIZE - 1, CHUNK_SIZE + 1, 999_983];
-      const written = createHash("sha256");
-      let produced = 0;
-      async function* content(): AsyncGenerator<Uint8Array> {
-        for (let i = 0; produced < total; i++) {
-          const piece = new Uint8Array(Math.min(sizes[i % sizes.length]!, total - produced));
-          randomFillSync(piece);
-          written.update(piece);
-          produced += piece.length;
-          yield piece;
+    // Minutes over http; remote-run-api.test.ts in adapter-libsql streams 6 MiB through a server.
+    const local = fx.needs("local").because("100 MiB through a server is too slow for the suite");
+    const title =
+      "streams a 100 MiB file in odd-sized pieces and back, identical, one chunk at a time";
+    local.it(
+      title,
+      async () => {
+        const { lease } = await newRun(fx);
+        const total = 100 * MiB;
+        const sizes = [64 * 1024 + 1, 1, 3 * 1024 + 7, CHUNK_SIZE - 1, CHUNK_SIZE + 1, 999_983];
+        const written = createHash("sha256");
+        let produced = 0;
+        async function* content(): AsyncGenerator<Uint8Array> {
+          for (let i = 0; produced < total; i++) {
+            const piece = new Uint8Array(Math.min(sizes[i % sizes.length]!, total - produced));
+            randomFillSync(piece);
+            written.update(piece);
+            produced += piece.length;
+            yield piece;
+          }
         }
-      }
-      await apply(lease, { put: { "large/100MiB.bin": content() } });
-      expect(produced).toBe(total);
-      const digest = written.digest("hex");
+        await apply(lease, { put: { "large/100MiB.bin": content() } });
+        expect(produced).toBe(total);
+        const digest = written.digest("hex");
 
-      const back = await lease.read(async (r) => {
-        const stat = await r.workspace.stat("large/100MiB.bin");
-        const hash = createHash("sha256");
-        let size = 0;
-        let largest = 0;
-        let pieces = 0;
-        for await (const chunk of r.workspace.stream("large/100MiB.bin")) {
-          hash.update(chunk);
-          size += chunk.length;
-          largest = Math.max(largest, chunk.length);
-          pieces++;
-        }
-        return { stat, size, largest, pieces, digest: hash.digest("hex") };
-      });
-      expect(back.stat).toMatchObject({ kind: "file", size: total, digest });
-      expect(back.size).toBe(total);
-      expect(back.digest).toBe(digest);
-      expect(back.largest).toBeLessThanOrEqual(CHUNK_SIZE);
-      expect(back.pieces).toBe(total / CHUNK_SIZE);
-      const stored = await query(
-        lease,
-        "SELECT count(*) AS n, min(length(data)) AS lo, max(length(data)) AS hi FROM workspace_chunk",
-      );
-      expect(stored).toStrictEqual([{ n: total / CHUNK_SIZE, lo: CHUNK_SIZE, hi: CHUNK_SIZE }]);
-    }, 300_000);
+        const back = await lease.read(async (r) => {
+          const stat = await r.workspace.stat("large/100MiB.bin");
+          const hash = createHash("sha256");
+          let size = 0;
+          let largest = 0;
+          let pieces = 0;
+          for await (const chunk of r.workspace.stream("large/100MiB.bin")) {
+            hash.update(chunk);
+            size += chunk.length;
+            largest = Math.max(largest, chunk.length);
+            pieces++;
+          }
+          return { stat, size, largest, pieces, digest: hash.digest("hex") };
+        });
+        expect(back.stat).toMatchObject({ kind: "file", size: total, digest });
+        expect(back.size).toBe(total);
+        expect(back.digest).toBe(digest);
+        expect(back.largest).toBeLessThanOrEqual(CHUNK_SIZE);
+        expect(back.pieces).toBe(total / CHUNK_SIZE);
+        const stored = await query(
+          lease,
+          "SELECT count(*) AS n, min(length(data)) AS lo, max(length(data)) AS hi FROM workspace_chunk",
+        );
+        expect(stored).toStrictEqual([{ n: total / CHUNK_SIZE, lo: CHUNK_SIZE, hi: CHUNK_SIZE }]);
+      },
+      300_000,
+    );
 
     it("reads any root by id; an unknown root is root_not_found, a malformed one invalid_argument", async () => {
       const { lease } = await newRun(fx);

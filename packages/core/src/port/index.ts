@@ -73,5 +73,6 @@ export {
   type ReadOnlyPlan,
   readOnlyUri,
 } from "./read-only.js";
+export { readOnlyFacts, type SyncFileReads } from "./read-only-facts.js";
 export { applySettings } from "./settings.js";
 export { isSqlValue, normalizeInteger, plainBytes, type Row, type SqlValue } from "./values.js";

@@ -18,9 +18,10 @@ export type RunStatus =
 export type StopStatus = Exclude<RunStatus, "running">;
 
 /**
- * Why a run stopped, in one of three shapes (SQLite's CHECK enforces them):
- * no reason; a host-side reason (which host, which code); or the journal
- * event that explains it.
+ * Why a run stopped, in one of two shapes: a host-side reason (which host,
+ * which code), or the journal event that explains it. A run stopped without
+ * a reason has `stopReason: null`; SQLite's CHECK on the run row allows
+ * exactly these three states.
  */
 export type StopReason =
   | { readonly host: string; readonly code: string }
