@@ -22,6 +22,7 @@ import { CHUNK_SIZE } from "@runledger/core/engine";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
 import { CREATE, firstRow, noise, openRun, raw, runStore } from "./run-fixtures.js";
+import { encodeNode } from "./workspace-fixtures.js";
 
 /** A file larger than INLINE_MAX (256 bytes): stored apart, as an object of its own. */
 const APART = "a".repeat(257);
@@ -476,21 +477,18 @@ export function describeRunJournal(fx: Fixtures): void {
       expect(report.problems.join("\n")).toMatch(/node [0-9a-f]{64}: missing/);
     });
 
-    /** A pinned leaf built here from the documented encoding: inline files (kind 0x03). */
+    /** A pinned leaf of inline files (kind 0x03), encoded by the conformance reference encoder. */
     const pinnedLeaf = (files: [name: string, content: string, digestOf: string][]) => {
-      const entry = ([name, content, digestOf]: [string, string, string]) =>
-        Buffer.concat([
-          Buffer.from([3, name.length]),
-          Buffer.from(name),
-          createHash("sha256").update(digestOf).digest(),
-          Buffer.from([content.length]),
-          Buffer.from(content),
-        ]);
-      const bytes = Buffer.concat([
-        Buffer.from("runledger/node/1\u0000"),
-        Buffer.from([0, files.length]),
-        ...files.map(entry),
-      ]);
+      const bytes = encodeNode(
+        0,
+        files.map(([name, content, digestOf]) => ({
+          name,
+          kind: "file",
+          target: createHash("sha256").update(digestOf).digest("hex"),
+          size: Buffer.byteLength(content),
+          content: Buffer.from(content),
+        })),
+      );
       const id = createHash("sha256").update(bytes).digest("hex");
       return {
         id,

@@ -313,7 +313,7 @@ const MAX_NODE_ENTRIES = 48;
 /** The documented largest file held inside its leaf entry. */
 export const INLINE_MAX = 256;
 
-interface NodeEntry {
+export interface NodeEntry {
   readonly name: string;
   readonly kind: "file" | "directory" | "node";
   /** hex */
@@ -387,7 +387,8 @@ function cutHash(level: number, name: string): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
-function encodeNode(level: number, entries: readonly NodeEntry[]): Buffer {
+/** A node's bytes from the documented encoding, entries as given (tests build bad nodes with it). */
+export function encodeNode(level: number, entries: readonly NodeEntry[]): Buffer {
   const parts: Buffer[] = [NODE_DOMAIN, Buffer.from([level]), varint(entries.length)];
   for (const entry of entries) {
     const name = Buffer.from(entry.name, "utf8");
