@@ -91,10 +91,14 @@ export function compareNames(a: string, b: string): number {
 
 /** True when a node at `level` ends after the entry named `name` (by the hash; the size cap is the caller's). */
 export function isCut(level: number, name: string): boolean {
-  let h = 0x811c9dc5;
-  h = Math.imul(h ^ level, 0x01000193);
-  const bytes = utf8(name);
-  for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  let h = Math.imul(0x811c9dc5 ^ level, 0x01000193);
+  if (isAscii(name)) {
+    // An ASCII name's UTF-8 bytes are its code units: no encoding on the hot path.
+    for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193);
+  } else {
+    const bytes = utf8(name);
+    for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  }
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;
@@ -103,13 +107,19 @@ export function isCut(level: number, name: string): boolean {
   return (h >>> 0) % CUT_ONE_IN === 0;
 }
 
+function isAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
+
 /** Builds a node's bytes and id. Items must already be in name order. */
 export function encodeNode(
   level: number,
   items: readonly Item[],
   hash: HashFunctions = portableHash,
 ): DirectoryNode {
-  const names = items.map((item) => utf8(item.name));
+  // An ASCII name is written from its code units; only other names are encoded.
+  const names = items.map((item) => (isAscii(item.name) ? item.name : utf8(item.name)));
   let length = DOMAIN.length + 1 + varintLength(items.length);
   items.forEach((item, i) => {
     const name = names[i]!;
@@ -127,7 +137,11 @@ export function encodeNode(
     const name = names[i]!;
     if (level === 0) bytes[at++] = entryKind(item);
     at = writeVarint(bytes, at, name.length);
-    bytes.set(name, at);
+    if (typeof name === "string") {
+      for (let i = 0; i < name.length; i++) bytes[at + i] = name.charCodeAt(i);
+    } else {
+      bytes.set(name, at);
+    }
     at += name.length;
     bytes.set(item.target, at);
     at += 32;
