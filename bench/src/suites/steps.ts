@@ -56,6 +56,7 @@ import {
   type Table,
   trackPeakRss,
 } from "../harness.js";
+import { type Layout, layoutOf, MAX_CHAIN } from "../layout.js";
 import {
   countWal,
   framesBetween,
@@ -580,6 +581,8 @@ interface CountFigures {
   readonly statements: number;
   readonly frames: number;
   readonly pageSize: number;
+  /** runledger: where the run file's bytes are (../layout.ts). */
+  readonly layout?: Layout;
   /** WAL frames per step by table or index. */
   readonly byObject: Readonly<Record<string, number>>;
   /** The statements of one step, in order (runledger: the port calls). */
@@ -640,6 +643,7 @@ async function countChild(
       oneStep: calls()
         .slice(second[0], second[1])
         .map((call) => call.sql.replace(/\s+/g, " ").slice(0, 60)),
+      layout: layoutOf(join(path, "replayed.db")),
     };
   }
   if (name === "langgraph") {
@@ -679,6 +683,29 @@ async function countChild(
     };
   }
   throw new Error(`cannot count ${name}`);
+}
+
+/** One row of the file-layout table. */
+function layoutRow(workload: Workload, counted: CountFigures): string[] {
+  const layout = counted.layout as Layout;
+  const bytes = layout.bytesByObject;
+  const file = Object.values(bytes).reduce((sum, n) => sum + n, 0);
+  const nodes = Object.values(layout.nodeBytesPerStep).reduce((sum, n) => sum + n, 0);
+  const saved = (nodes - layout.nodeBytesAsChangesPerStep) * counted.steps;
+  return [
+    workload,
+    formatMib(file),
+    formatMib(bytes.workspace_object ?? 0),
+    formatMib(bytes.sqlite_autoindex_workspace_object_1 ?? 0),
+    formatMib((bytes.journal ?? 0) + (bytes.sqlite_autoindex_journal_1 ?? 0)),
+    String(nodes),
+    Object.entries(layout.nodeBytesPerStep)
+      .map(([level, n]) => `${level.replace("level ", "L")} ${n}`)
+      .join(", "),
+    String(layout.fileBytesPerStep),
+    String(layout.nodeBytesAsChangesPerStep),
+    `≈ ${formatMib(file - saved)}`,
+  ];
 }
 
 function perStep(counts: Readonly<Record<string, number>>, steps: number): Record<string, number> {
@@ -916,6 +943,7 @@ export const stepsSuite: Suite = {
     if (parts.has("counts")) {
       // Statements and WAL frames per step.
       const countRows: string[][] = [];
+      const layoutRows: string[][] = [];
       for (const workload of ["fixed", "growing"] as const) {
         for (const name of ["runledger", "langgraph"]) {
           if (name === "langgraph" && !usable.some(([n]) => n === "langgraph")) continue;
@@ -941,6 +969,7 @@ export const stepsSuite: Suite = {
                 .map(([object, frames]) => `${object} ${frames}`)
                 .join(", "),
             ]);
+            if (counted.layout !== undefined) layoutRows.push(layoutRow(workload, counted));
             if (workload === "fixed") {
               oneSteps.push(`one ${workload} step, ${name}: ${counted.oneStep.join(" | ")}`);
             }
@@ -962,6 +991,22 @@ export const stepsSuite: Suite = {
           "frames by table/index",
         ],
         rows: countRows,
+      });
+      tables.push({
+        title: `where runledger's file is, after ${countSteps.toLocaleString("en-US")} steps of one run (MiB; nodes per step in bytes, by level; "as changes": an estimate of the same nodes stored as their changes to the node each replaced, chains of at most ${MAX_CHAIN} — v1 stores them whole)`,
+        headers: [
+          "workload",
+          "file",
+          "objects",
+          "object key index",
+          "journal + index",
+          "new nodes / step",
+          "by level",
+          "files / step",
+          "nodes as changes / step",
+          "file with nodes as changes",
+        ],
+        rows: layoutRows,
       });
     }
     return {
