@@ -178,11 +178,15 @@ describe("directory nodes (prolly trees)", () => {
     };
     let cuts = 0;
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 7 }), fc.string({ unit: "grapheme" }), (level, name) => {
-        const cut = isCut(level, name);
-        if (cut) cuts += 1;
-        expect(cut).toBe(documented(level, name));
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 7 }),
+        fc.string({ unit: "grapheme" }),
+        (level, name) => {
+          const cut = isCut(level, name);
+          if (cut) cuts += 1;
+          expect(cut).toBe(documented(level, name));
+        },
+      ),
       { numRuns: 3000 },
     );
     for (let i = 0; i < 3000; i++) {

@@ -109,6 +109,12 @@ export class NodeLoader {
     return [...this.#pending.values()];
   }
 
+  /** A node built in this operation or cached, without asking the database; undefined otherwise. */
+  known(id: Uint8Array): DirectoryNode | undefined {
+    const key = idKey(id);
+    return this.#pending.get(key) ?? this.#cache.get(key);
+  }
+
   async load(id: Uint8Array): Promise<DirectoryNode> {
     const key = idKey(id);
     const known = this.#pending.get(key) ?? this.#cache.get(key);

@@ -3,13 +3,15 @@
  * path, checked for conflicts before anything is written, then carried out
  * from the deepest directories up — each changed directory edited (trees.ts),
  * its new top node becoming the change in its parent. A directory left empty
- * is removed from its parent; the workspace's top stays, empty.
+ * is removed from its parent; the workspace's top stays, empty. The walk is
+ * NodeWork (node-work.ts): no promise unless a node must be read.
  */
 import { RunledgerError } from "../port/errors.js";
 import type { HashFunctions } from "../port/hash.js";
 import { compareNames, type DirectoryNode, EMPTY_NODE, type Item } from "./node.js";
+import { type NodeWork, settle } from "./node-work.js";
 import type { NodeLoader } from "./objects.js";
-import { type Change, editDirectory, lookup } from "./trees.js";
+import { type Change, editWork, lookupWork } from "./trees.js";
 
 /** One planned change below a directory, by entry name. */
 export type Edit =
@@ -60,21 +62,31 @@ export function planEdits(
 /**
  * Carries out a plan on one directory (null: it does not exist yet) and
  * returns its new top node, or null when a directory other than the
- * workspace's top ends up empty.
+ * workspace's top ends up empty. A promise only when a node must be read.
  */
-export async function applyPlan(
+export function applyPlan(
   loader: NodeLoader,
   hash: HashFunctions,
   directory: DirectoryNode | null,
   edits: Map<string, Edit>,
   prefix: string[],
-): Promise<DirectoryNode | null> {
+): DirectoryNode | null | Promise<DirectoryNode | null> {
+  return settle(loader, planWork(loader, hash, directory, edits, prefix));
+}
+
+function* planWork(
+  loader: NodeLoader,
+  hash: HashFunctions,
+  directory: DirectoryNode | null,
+  edits: Map<string, Edit>,
+  prefix: string[],
+): NodeWork<DirectoryNode | null> {
   const changes: Change[] = [];
   const names = [...edits.keys()].sort(compareNames);
   for (const name of names) {
     const edit = edits.get(name)!;
     const path = [...prefix, name];
-    const existing = directory === null ? undefined : await lookup(loader, directory, name);
+    const existing = directory === null ? undefined : yield* lookupWork(loader, directory, name);
     if (edit.kind === "file") {
       if (existing?.kind === "directory") conflict(path, "a directory is there; delete it first");
       changes.push([name, { ...edit.item, name }]);
@@ -89,8 +101,9 @@ export async function applyPlan(
       changes.push([name, null]);
     } else {
       if (existing?.kind === "file") conflict(path, "a file is there; delete it first");
-      const below = existing === undefined ? null : await loader.load(existing.target);
-      const after = await applyPlan(loader, hash, below, edit.edits, path);
+      const below =
+        existing === undefined ? null : (loader.known(existing.target) ?? (yield existing.target));
+      const after = yield* planWork(loader, hash, below, edit.edits, path);
       if (after !== null) {
         changes.push([name, { name, kind: "directory", target: after.id, size: 0 }]);
       } else if (existing !== undefined) {
@@ -98,7 +111,7 @@ export async function applyPlan(
       }
     }
   }
-  const top = await editDirectory(loader, hash, directory ?? EMPTY_NODE, changes);
+  const top = yield* editWork(loader, hash, directory ?? EMPTY_NODE, changes);
   if (top.items.length === 0 && prefix.length > 0) return null;
   return top;
 }

@@ -11,6 +11,9 @@
  * window replaced become a change one level up, until the top. Putting one
  * name into a directory of n entries so rewrites about one node per level:
  * O(log n) rows.
+ *
+ * The functions that may need a stored node are NodeWork generators (see
+ * node-work.ts): they run without a promise while every node is at hand.
  */
 import type { HashFunctions } from "../port/hash.js";
 import {
@@ -22,6 +25,7 @@ import {
   isCut,
   MAX_NODE_ENTRIES,
 } from "./node.js";
+import { type NodeWork, settle } from "./node-work.js";
 import { idKey, type NodeLoader } from "./objects.js";
 
 /** One step of a path from a directory's top node down: the node, and the child taken in it. */
@@ -31,14 +35,26 @@ interface Step {
 }
 type Path = Step[];
 
-/** A name's entry in a directory, or undefined. */
-export async function lookup(
+/** A name's entry in a directory, or undefined; a promise only when a node must be read. */
+export function lookup(
   loader: NodeLoader,
   top: DirectoryNode,
   name: string,
-): Promise<Item | undefined> {
+): Item | undefined | Promise<Item | undefined> {
+  return settle(loader, lookupWork(loader, top, name));
+}
+
+/** `lookup` as NodeWork. */
+export function* lookupWork(
+  loader: NodeLoader,
+  top: DirectoryNode,
+  name: string,
+): NodeWork<Item | undefined> {
   let node = top;
-  while (node.level > 0) node = await loader.load(node.items[childFor(node, name)]!.target);
+  while (node.level > 0) {
+    const id = node.items[childFor(node, name)]!.target;
+    node = loader.known(id) ?? (yield id);
+  }
   const at = lowerBound(node.items, name);
   const item = node.items[at];
   return item !== undefined && item.name === name ? item : undefined;
@@ -60,31 +76,42 @@ export type Change = readonly [name: string, item: Item | null];
  * Applies changes (in name order, one per name) to a directory and returns
  * its new top node; every node built is remembered by `loader` (`pending`).
  * A delete of a name that is not there is the caller's to refuse first.
+ * A promise only when a node must be read.
  */
-export async function editDirectory(
+export function editDirectory(
   loader: NodeLoader,
   hash: HashFunctions,
   top: DirectoryNode,
   changes: readonly Change[],
-): Promise<DirectoryNode> {
+): DirectoryNode | Promise<DirectoryNode> {
+  return settle(loader, editWork(loader, hash, top, changes));
+}
+
+/** `editDirectory` as NodeWork. */
+export function* editWork(
+  loader: NodeLoader,
+  hash: HashFunctions,
+  top: DirectoryNode,
+  changes: readonly Change[],
+): NodeWork<DirectoryNode> {
   if (changes.length === 0) return top;
   const build = (level: number, items: Item[]) => {
     const node = encodeNode(level, items, hash);
     loader.add(node);
     return node;
   };
-  let start = await descend(loader, top, changes[0]![0]);
-  const end = await descend(loader, top, changes.at(-1)![0]);
+  let start = yield* descend(loader, top, changes[0]![0]);
+  const end = yield* descend(loader, top, changes.at(-1)![0]);
   // Level 0: the window's entries with the changes merged in.
-  let window = await collect(loader, start, end);
+  let window = yield* collect(loader, start, end);
   let items = merge(window.items, changes);
-  let result = await rechunk(loader, 0, items, window.last, build);
+  let result = yield* rechunk(loader, 0, items, window.last, build);
   let replaced = { first: start, last: result.last };
   for (let level = 1; level <= top.level; level++) {
     // The parents of the replaced nodes: their entries for those nodes give way to the new ones.
     const first = parentOf(replaced.first);
     const last = parentOf(replaced.last);
-    window = await collect(loader, first, last);
+    window = yield* collect(loader, first, last);
     const from = first.at(-1)!.index;
     const to = window.items.length - last.at(-1)!.node.items.length + last.at(-1)!.index;
     items = [
@@ -92,7 +119,7 @@ export async function editDirectory(
       ...result.nodes.map(childItem),
       ...window.items.slice(to + 1),
     ];
-    result = await rechunk(loader, level, items, window.last, build);
+    result = yield* rechunk(loader, level, items, window.last, build);
     start = first;
     replaced = { first: start, last: result.last };
   }
@@ -105,7 +132,8 @@ export async function editDirectory(
   }
   let newTop = nodes[0]!;
   while (newTop.level > 0 && newTop.items.length === 1) {
-    newTop = await loader.load(newTop.items[0]!.target);
+    const id = newTop.items[0]!.target;
+    newTop = loader.known(id) ?? (yield id);
   }
   return newTop;
 }
@@ -150,29 +178,32 @@ export function builtBelow(loader: NodeLoader, top: DirectoryNode): DirectoryNod
 }
 
 /** The path from the top to the leaf where `name` is, or would be. */
-async function descend(loader: NodeLoader, top: DirectoryNode, name: string): Promise<Path> {
+function* descend(loader: NodeLoader, top: DirectoryNode, name: string): NodeWork<Path> {
   const path: Path = [];
   let node = top;
   while (node.level > 0) {
     const index = childFor(node, name);
     path.push({ node, index });
-    node = await loader.load(node.items[index]!.target);
+    const id = node.items[index]!.target;
+    node = loader.known(id) ?? (yield id);
   }
   path.push({ node, index: 0 });
   return path;
 }
 
 /** The path to the node after the one `path` ends at, on the same level; undefined at the level's end. */
-async function next(loader: NodeLoader, path: Path): Promise<Path | undefined> {
+function* next(loader: NodeLoader, path: Path): NodeWork<Path | undefined> {
   for (let k = path.length - 2; k >= 0; k--) {
     const step = path[k]!;
     if (step.index + 1 >= step.node.items.length) continue;
     const out: Path = path.slice(0, k).map((s) => ({ node: s.node, index: s.index }));
     out.push({ node: step.node, index: step.index + 1 });
-    let node = await loader.load(step.node.items[step.index + 1]!.target);
+    const right = step.node.items[step.index + 1]!.target;
+    let node = loader.known(right) ?? (yield right);
     while (out.length < path.length - 1) {
       out.push({ node, index: 0 });
-      node = await loader.load(node.items[0]!.target);
+      const first = node.items[0]!.target;
+      node = loader.known(first) ?? (yield first);
     }
     out.push({ node, index: 0 });
     return out;
@@ -186,15 +217,15 @@ function samePlace(a: Path, b: Path): boolean {
 }
 
 /** The entries of the nodes from `first` to `last` (same level), and the path to the last. */
-async function collect(
+function* collect(
   loader: NodeLoader,
   first: Path,
   last: Path,
-): Promise<{ items: Item[]; last: Path }> {
+): NodeWork<{ items: Item[]; last: Path }> {
   const items: Item[] = [...first.at(-1)!.node.items];
   let at = first;
   while (!samePlace(at, last)) {
-    const following = await next(loader, at);
+    const following = yield* next(loader, at);
     if (following === undefined) break;
     at = following;
     items.push(...at.at(-1)!.node.items);
@@ -207,13 +238,13 @@ async function collect(
  * window ended, takes in the next old node. Returns the new nodes and the
  * path to the last old node they replace.
  */
-async function rechunk(
+function* rechunk(
   loader: NodeLoader,
   level: number,
   items: Item[],
   windowLast: Path,
   build: (level: number, items: Item[]) => DirectoryNode,
-): Promise<{ nodes: DirectoryNode[]; last: Path }> {
+): NodeWork<{ nodes: DirectoryNode[]; last: Path }> {
   const nodes: DirectoryNode[] = [];
   let open: Item[] = [];
   const push = (list: readonly Item[]) => {
@@ -228,7 +259,7 @@ async function rechunk(
   push(items);
   let last = windowLast;
   while (open.length > 0) {
-    const following = await next(loader, last);
+    const following = yield* next(loader, last);
     if (following === undefined) break;
     last = following;
     push(last.at(-1)!.node.items);

@@ -283,7 +283,10 @@ export class WorkspaceWriter extends WorkspaceReader {
       const journal = this.#journal.at(tx);
       const build = async (base: RootBase) => {
         const loader = new NodeLoader(tx, this.workspace.nodes);
-        const top = (await applyPlan(loader, hash, await loader.load(base.root), plan, []))!;
+        const root = loader.known(base.root) ?? (await loader.load(base.root));
+        // Awaited only when the tree work had to read a node (see node-work.ts).
+        const planned = applyPlan(loader, hash, root, plan, []);
+        const top = (planned instanceof Promise ? await planned : planned)!;
         return { loader, top };
       };
       // From the lease's guess of the current root, when it has one. A guess
