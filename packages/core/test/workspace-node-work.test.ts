@@ -4,8 +4,9 @@
  * (workspace/node-work.ts). These tests pin both halves: no promise when
  * nothing is missing, and, from a cold cache, the same nodes as a warm edit,
  * each stored node read a bounded number of times (no work redone), and the
- * same errors.
+ * same errors. And the map key every node and file is found by (idKey).
  */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { RunledgerError } from "../src/port/errors.js";
 import { portableHash, toHex } from "../src/port/hash.js";
@@ -176,5 +177,30 @@ describe("tree work without promises when its nodes are at hand", () => {
     );
     expect((bad as RunledgerError).code).toBe("corrupt");
     expect((bad as RunledgerError).message).toMatch(/not well-formed/);
+  });
+});
+
+describe("node keys", () => {
+  it("two ids share a key exactly when their bytes are equal, and other lengths never meet a 32-byte id's key", () => {
+    const id = fc.uint8Array({ minLength: 32, maxLength: 32 });
+    fc.assert(
+      fc.property(id, id, (a, b) => {
+        expect(idKey(a)).toHaveLength(16);
+        expect(idKey(a) === idKey(b)).toBe(toHex(a) === toHex(b));
+        // A one-byte change anywhere changes the key.
+        const c = a.slice();
+        c[b[0]! % 32] ^= 1 + (b[1]! % 255);
+        expect(idKey(c)).not.toBe(idKey(a));
+      }),
+      { numRuns: 2000 },
+    );
+    fc.assert(
+      fc.property(
+        fc.uint8Array({ maxLength: 64 }).filter((bytes) => bytes.length !== 32),
+        (bytes) => {
+          expect(idKey(bytes).length % 2).toBe(1);
+        },
+      ),
+    );
   });
 });
