@@ -189,7 +189,8 @@ describe("node keys", () => {
         expect(idKey(a) === idKey(b)).toBe(toHex(a) === toHex(b));
         // A one-byte change anywhere changes the key.
         const c = a.slice();
-        c[b[0]! % 32] ^= 1 + (b[1]! % 255);
+        const at = b[0]! % 32;
+        c[at] = c[at]! ^ (1 + (b[1]! % 255));
         expect(idKey(c)).not.toBe(idKey(a));
       }),
       { numRuns: 2000 },
