@@ -48,11 +48,16 @@ function storedNodes(nodes: readonly DirectoryNode[]) {
 
 const padded = (i: number) => `m-${String(i).padStart(6, "0")}`;
 
+/** A directory of `files` files m-000000, m-000001, …, built in a loader that never reads. */
+function warmDirectory(files: number): { warm: NodeLoader; top: DirectoryNode } {
+  const warm = new NodeLoader(warmOnly, new NodeCache());
+  const items = Array.from({ length: files }, (_, i) => file(padded(i), i));
+  return { warm, top: buildDirectory(warm, portableHash, items) };
+}
+
 describe("tree work without promises when its nodes are at hand", () => {
   it("an edit, a lookup and a plan over nodes at hand return their results, not promises", () => {
-    const loader = new NodeLoader(warmOnly, new NodeCache());
-    const items = Array.from({ length: 5000 }, (_, i) => file(padded(i), i));
-    const top = buildDirectory(loader, portableHash, items);
+    const { warm: loader, top } = warmDirectory(5000);
     expect(top.level).toBeGreaterThan(1);
 
     const found = lookup(loader, top, padded(1234));
@@ -75,9 +80,7 @@ describe("tree work without promises when its nodes are at hand", () => {
   });
 
   it("a large batch into a cold directory of 100,000 reads each stored node at most twice and builds what a warm edit builds", async () => {
-    const warm = new NodeLoader(warmOnly, new NodeCache());
-    const items = Array.from({ length: 100_000 }, (_, i) => file(padded(i), i));
-    const top = buildDirectory(warm, portableHash, items);
+    const { warm, top } = warmDirectory(100_000);
     const stored = warm.pending();
     // 2,000 changes spread over the whole directory: the edit's window is every leaf.
     const changes: Change[] = [];
@@ -113,12 +116,7 @@ describe("tree work without promises when its nodes are at hand", () => {
   });
 
   it("a plan into a cold nested tree reads the directories it reaches and gives the warm root", async () => {
-    const warm = new NodeLoader(warmOnly, new NodeCache());
-    const inner = buildDirectory(
-      warm,
-      portableHash,
-      Array.from({ length: 3000 }, (_, i) => file(padded(i), i)),
-    );
+    const { warm, top: inner } = warmDirectory(3000);
     const root = buildDirectory(warm, portableHash, [
       { name: "a", kind: "directory", target: inner.id, size: 0 },
       { name: "b", kind: "directory", target: inner.id, size: 0 },
@@ -146,12 +144,7 @@ describe("tree work without promises when its nodes are at hand", () => {
   });
 
   it("a node the edit reaches that the database lacks, or holds garbled, fails it as corrupt", async () => {
-    const warm = new NodeLoader(warmOnly, new NodeCache());
-    const top = buildDirectory(
-      warm,
-      portableHash,
-      Array.from({ length: 3000 }, (_, i) => file(padded(i), i)),
-    );
+    const { warm, top } = warmDirectory(3000);
     const leafOf1500 = warm
       .pending()
       .find((node) => node.level === 0 && node.items.some((item) => item.name === padded(1500)))!;
@@ -160,23 +153,20 @@ describe("tree work without promises when its nodes are at hand", () => {
     const missing = storedNodes(warm.pending());
     missing.rows.delete(idKey(leafOf1500.id));
     const lacking = new NodeLoader(missing.executor, new NodeCache());
-    const failed = await Promise.resolve(editDirectory(lacking, portableHash, top, change)).then(
-      () => undefined,
-      (error: unknown) => error,
-    );
-    expect(failed).toBeInstanceOf(RunledgerError);
-    expect((failed as RunledgerError).code).toBe("corrupt");
-    expect((failed as RunledgerError).message).toMatch(/missing/);
+    const failed = Promise.resolve(editDirectory(lacking, portableHash, top, change));
+    await expect(failed).rejects.toBeInstanceOf(RunledgerError);
+    await expect(failed).rejects.toMatchObject({
+      code: "corrupt",
+      message: expect.stringMatching(/missing/),
+    });
 
     const garbled = storedNodes(warm.pending());
     garbled.rows.set(idKey(leafOf1500.id), new Uint8Array([1, 2, 3]));
     const reading = new NodeLoader(garbled.executor, new NodeCache());
-    const bad = await Promise.resolve(lookup(reading, top, padded(1500))).then(
-      () => undefined,
-      (error: unknown) => error,
-    );
-    expect((bad as RunledgerError).code).toBe("corrupt");
-    expect((bad as RunledgerError).message).toMatch(/not well-formed/);
+    await expect(Promise.resolve(lookup(reading, top, padded(1500)))).rejects.toMatchObject({
+      code: "corrupt",
+      message: expect.stringMatching(/not well-formed/),
+    });
   });
 });
 
