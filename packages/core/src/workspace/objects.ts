@@ -134,13 +134,12 @@ export class NodeLoader {
 
   /** A node built in this operation or cached, without asking the database; undefined otherwise. */
   known(id: Uint8Array): DirectoryNode | undefined {
-    const key = idKey(id);
-    return this.#pending.get(key) ?? this.#cache.get(key);
+    return this.#knownBy(idKey(id));
   }
 
   async load(id: Uint8Array): Promise<DirectoryNode> {
     const key = idKey(id);
-    const known = this.#pending.get(key) ?? this.#cache.get(key);
+    const known = this.#knownBy(key);
     if (known !== undefined) return known;
     const row = (await this.#executor.execute(LOAD, [id])).rows[0];
     if (row === undefined) {
@@ -158,6 +157,10 @@ export class NodeLoader {
     }
     this.#cache.set(key, node);
     return node;
+  }
+
+  #knownBy(key: string): DirectoryNode | undefined {
+    return this.#pending.get(key) ?? this.#cache.get(key);
   }
 
   /**
