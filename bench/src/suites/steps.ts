@@ -56,7 +56,7 @@ import {
   type Table,
   trackPeakRss,
 } from "../harness.js";
-import { type Layout, layoutOf, MAX_CHAIN } from "../layout.js";
+import { type Layout, layoutOf } from "../layout.js";
 import {
   countWal,
   framesBetween,
@@ -691,20 +691,25 @@ function layoutRow(workload: Workload, counted: CountFigures): string[] {
   const bytes = layout.bytesByObject;
   const file = Object.values(bytes).reduce((sum, n) => sum + n, 0);
   const nodes = Object.values(layout.nodeBytesPerStep).reduce((sum, n) => sum + n, 0);
-  const saved = (nodes - layout.nodeBytesAsChangesPerStep) * counted.steps;
+  const keyIndex = Object.entries(bytes)
+    .filter(
+      ([name]) =>
+        name.startsWith("workspace_object_") || name === "sqlite_autoindex_workspace_object_1",
+    )
+    .reduce((sum, [, n]) => sum + n, 0);
   return [
     workload,
     formatMib(file),
     formatMib(bytes.workspace_object ?? 0),
-    formatMib(bytes.sqlite_autoindex_workspace_object_1 ?? 0),
+    formatMib(keyIndex),
     formatMib((bytes.journal ?? 0) + (bytes.sqlite_autoindex_journal_1 ?? 0)),
     String(nodes),
     Object.entries(layout.nodeBytesPerStep)
       .map(([level, n]) => `${level.replace("level ", "L")} ${n}`)
       .join(", "),
+    String(layout.nodeBytesStoredPerStep),
+    `${Math.round(layout.deltaShare * 100)}%, ≤ ${layout.deepestChain}`,
     String(layout.fileBytesPerStep),
-    String(layout.nodeBytesAsChangesPerStep),
-    `≈ ${formatMib(file - saved)}`,
   ];
 }
 
@@ -993,7 +998,7 @@ export const stepsSuite: Suite = {
         rows: countRows,
       });
       tables.push({
-        title: `where runledger's file is, after ${countSteps.toLocaleString("en-US")} steps of one run (MiB; nodes per step in bytes, by level; "as changes": an estimate of the same nodes stored as their changes to the node each replaced, chains of at most ${MAX_CHAIN} — v1 stores them whole)`,
+        title: `where runledger's file is, after ${countSteps.toLocaleString("en-US")} steps of one run (MiB; new nodes per step in bytes, full size by level, then as stored: whole or as deltas onto the node each replaced)`,
         headers: [
           "workload",
           "file",
@@ -1002,9 +1007,9 @@ export const stepsSuite: Suite = {
           "journal + index",
           "new nodes / step",
           "by level",
+          "nodes stored / step",
+          "as deltas, deepest chain",
           "files / step",
-          "nodes as changes / step",
-          "file with nodes as changes",
         ],
         rows: layoutRows,
       });

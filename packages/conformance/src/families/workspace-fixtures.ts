@@ -146,6 +146,8 @@ export async function expectRefusedUnchanged(
 export interface StoredObject {
   readonly kind: number;
   readonly size: number;
+  /** 0 for a whole row; a delta's depth (its chain's length) otherwise. */
+  readonly depth: number;
   readonly data: Buffer;
 }
 
@@ -170,10 +172,13 @@ export async function storedTables(lease: RunLease): Promise<StoredTables> {
   const rows = (sql: string) => query(lease, sql);
   const h = (column: string) => `lower(hex(${column})) AS ${column}`;
   const objects = new Map<string, StoredObject>();
-  for (const row of await rows(`SELECT ${h("id")}, kind, size, data FROM workspace_object`)) {
+  for (const row of await rows(
+    `SELECT ${h("id")}, kind, size, depth, data FROM workspace_object`,
+  )) {
     objects.set(String(row.id), {
       kind: Number(row.kind),
       size: Number(row.size),
+      depth: Number(row.depth),
       data: Buffer.from(row.data as Uint8Array),
     });
   }
@@ -204,7 +209,7 @@ export function reachableFrom(tables: StoredTables, retainedRoots: Iterable<stri
     const stored = tables.objects.get(id);
     if (stored === undefined) continue;
     nodes.add(id);
-    for (const entry of parseNode(stored.data).entries) {
+    for (const entry of parseNode(nodeBytes(tables, id)).entries) {
       if (entry.kind !== "file") {
         pending.push(entry.target);
         continue;
@@ -222,6 +227,44 @@ export function reachableFrom(tables: StoredTables, retainedRoots: Iterable<stri
   return { nodes, files, chunks };
 }
 
+/**
+ * A node's bytes as the format documents them: a whole row's data, or a
+ * delta (kind 2: base id, then operations — an even LEB128 header 2n inserts
+ * the n bytes after it, an odd one 2n + 1 copies n bytes of the base from
+ * the LEB128 offset after it) rebuilt onto its base's bytes. A delta's base
+ * must be stored and shallower than it; anything else fails the test.
+ */
+export function nodeBytes(tables: StoredTables, id: string): Buffer {
+  const stored = tables.objects.get(id);
+  if (stored === undefined) throw new Error(`node ${id} is not stored`);
+  if (stored.kind === 0) return stored.data;
+  expect(stored.kind, `node ${id}: a node is stored whole or as a delta`).toBe(2);
+  const baseId = stored.data.subarray(0, 32).toString("hex");
+  const base = tables.objects.get(baseId);
+  expect(base, `node ${id}: its delta's base is stored`).toBeDefined();
+  expect(base!.depth, `node ${id}: its base is shallower`).toBeLessThan(stored.depth);
+  const from = nodeBytes(tables, baseId);
+  const out: Buffer[] = [];
+  let at = 32;
+  while (at < stored.data.length) {
+    let header: number;
+    [header, at] = readVarint(stored.data, at);
+    const length = Math.floor(header / 2);
+    if (header % 2 === 0) {
+      out.push(stored.data.subarray(at, at + length));
+      at += length;
+    } else {
+      let offset: number;
+      [offset, at] = readVarint(stored.data, at);
+      out.push(from.subarray(offset, offset + length));
+    }
+  }
+  const bytes = Buffer.concat(out);
+  expect(bytes.length, `node ${id}: its delta rebuilds its size`).toBe(stored.size);
+  expect(sha256Hex(bytes), `node ${id}: its delta rebuilds its bytes`).toBe(id);
+  return bytes;
+}
+
 /** Roots retained by the journal (its newest event's is the current one), the pins and the empty root. */
 export function retainedRoots(tables: StoredTables): Set<string> {
   return new Set([
@@ -236,7 +279,10 @@ export function allObjects(tables: StoredTables): ObjectSets {
   const nodes = new Set<string>();
   const files = new Set<string>();
   for (const [id, stored] of tables.objects) {
-    if (stored.kind === 0 && stored.data.subarray(0, NODE_DOMAIN.length).equals(NODE_DOMAIN)) {
+    if (
+      stored.kind === 2 ||
+      (stored.kind === 0 && stored.data.subarray(0, NODE_DOMAIN.length).equals(NODE_DOMAIN))
+    ) {
       nodes.add(id);
     } else {
       files.add(id);

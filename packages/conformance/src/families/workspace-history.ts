@@ -87,7 +87,7 @@ async function filesAt(lease: RunLease, root?: string) {
  * Collects garbage and checks the report and the remaining rows against the
  * unreachable set computed from the tables before. Returns what was deleted.
  */
-async function collectAndCheck(lease: RunLease): Promise<ObjectSets> {
+export async function collectAndCheck(lease: RunLease): Promise<ObjectSets> {
   const tables = await storedTables(lease);
   const live = reachableFrom(tables, retainedRoots(tables));
   const all = allObjects(tables);

@@ -16,7 +16,10 @@
  *   the first event) — so publishing a new root is one row, not two;
  * - a content-addressed workspace in two tables (see ../workspace/): objects
  *   — directory nodes of prolly trees and files, small ones inline — and the
- *   pieces of large files; plus named pins that retain roots.
+ *   pieces of large files; plus named pins that retain roots. A node may be
+ *   stored as its change to the node it replaced (../workspace/delta.ts):
+ *   each such row records its depth, strictly above its base's and at most
+ *   MAX_CHAIN, so a chain always ends at a whole node.
  *
  * What a step writes is kept to a few pages: the journal row and its event
  * id's index entry (time-ordered ids append at the index's right edge), the
@@ -35,6 +38,7 @@
  */
 import { manifestDigest, type SchemaManifest } from "../schema/manifest.js";
 import { autoIndex, index, table, trigger, view } from "../schema/objects.js";
+import { MAX_CHAIN } from "../workspace/delta.js";
 import { CHUNK_SIZE } from "../workspace/files.js";
 import { EMPTY_ROOT_ID } from "../workspace/node.js";
 
@@ -113,11 +117,13 @@ BEGIN SELECT RAISE(ABORT, 'journal events are immutable'); END`,
       "workspace_object",
       `CREATE TABLE workspace_object (
   id BLOB NOT NULL PRIMARY KEY CHECK (length(id) = 32),
-  kind INTEGER NOT NULL CHECK (kind IN (0, 1)),
+  kind INTEGER NOT NULL CHECK (kind IN (0, 1, 2)),
   size INTEGER NOT NULL CHECK (size >= 0),
+  depth INTEGER NOT NULL DEFAULT 0,
   data BLOB NOT NULL,
-  CHECK ((kind = 0 AND length(data) = size)
-    OR (kind = 1 AND size > ${CHUNK_SIZE} AND length(data) > 32 AND length(data) % 32 = 0))
+  CHECK ((kind = 0 AND depth = 0 AND length(data) = size)
+    OR (kind = 1 AND depth = 0 AND size > ${CHUNK_SIZE} AND length(data) > 32 AND length(data) % 32 = 0)
+    OR (kind = 2 AND depth BETWEEN 1 AND ${MAX_CHAIN} AND length(data) > 32))
 ) STRICT`,
     ),
     autoIndex("workspace_object", 1),

@@ -3,7 +3,8 @@
  * what opening cannot afford to: SQLite's own integrity_check and
  * foreign_key_check; a gap-free journal; every object re-hashed — a file's
  * content (a large one piece by piece, each piece's address re-derived from
- * the running hash) and every directory node's bytes; and, from every root
+ * the running hash) and every directory node's bytes (a node stored as a
+ * delta rebuilt through its chain first); and, from every root
  * the run retains, every reference resolved: each node present, well-formed,
  * in its canonical encoding and canonically cut (so a root id still says
  * exactly what the workspace holds), each file present (an inline file's
@@ -23,7 +24,7 @@ import {
   isCut,
   MAX_NODE_ENTRIES,
 } from "../workspace/node.js";
-import { BYTES, CHUNK_LIST, idKey } from "../workspace/objects.js";
+import { BYTES, DELTA, idKey, readNodeBytes } from "../workspace/objects.js";
 
 const HAS_OBJECT = "SELECT 1 FROM workspace_object WHERE id = ?";
 
@@ -85,9 +86,19 @@ export async function verifyRun(
     objects++;
     const id = row.id as Uint8Array;
     const data = row.data as Uint8Array;
-    if (Number(row.kind) === BYTES) {
+    const kind = Number(row.kind);
+    if (kind === BYTES) {
       if (toHex(hash.sha256(data)) !== toHex(id)) {
         problems.push(`object ${toHex(id)}: its bytes do not hash to its id`);
+      }
+      continue;
+    }
+    if (kind === DELTA) {
+      const stored = await readNodeBytes(reader, id);
+      if (stored.bytes === undefined) {
+        problems.push(`node ${toHex(id)}: ${stored.damage ?? "missing"}`);
+      } else if (toHex(hash.sha256(stored.bytes)) !== toHex(id)) {
+        problems.push(`node ${toHex(id)}: its delta does not rebuild the bytes of its id`);
       }
       continue;
     }
@@ -178,18 +189,17 @@ async function loadNode(
   id: Uint8Array,
   problems: string[],
 ): Promise<DirectoryNode | undefined> {
-  const row = (await reader.execute("SELECT kind, data FROM workspace_object WHERE id = ?", [id]))
-    .rows[0];
-  if (row === undefined) {
+  const stored = await readNodeBytes(reader, id);
+  if (stored.missing) {
     problems.push(`node ${toHex(id)}: missing`);
     return undefined;
   }
-  const node = Number(row.kind) === CHUNK_LIST ? undefined : decodeNode(id, row.data as Uint8Array);
-  if (node === undefined) {
+  const node = stored.bytes === undefined ? undefined : decodeNode(id, stored.bytes);
+  if (node === undefined || stored.bytes === undefined) {
     problems.push(`node ${toHex(id)}: not a well-formed directory node`);
     return undefined;
   }
-  if (toHex(encodeNode(node.level, node.items).bytes!) !== toHex(row.data as Uint8Array)) {
+  if (toHex(encodeNode(node.level, node.items).bytes!) !== toHex(stored.bytes)) {
     problems.push(`node ${toHex(id)}: not in the canonical encoding`);
   }
   return node;

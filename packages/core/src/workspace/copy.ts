@@ -1,6 +1,6 @@
 /**
  * Copies everything one root reaches from one run database to another —
- * nodes and files as stored, large files one piece at a time — skipping
+ * files as stored, nodes whole, large files one piece at a time — skipping
  * what the target already holds. Ids are content addresses, so the root has
  * the same id in the target as in the source.
  */
@@ -8,12 +8,14 @@ import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { INSERT_CHUNK, READ_CHUNK } from "./files.js";
 import {
+  BYTES,
   CHUNK_LIST,
   idKey,
   insertObjects,
   type NodeCache,
   NodeLoader,
   type ObjectRow,
+  readNodeBytes,
 } from "./objects.js";
 
 const READ_OBJECT = "SELECT kind, size, data FROM workspace_object WHERE id = ?";
@@ -31,6 +33,12 @@ export async function copyRoot(
   const flush = async () => {
     held = 0;
     await insertObjects(target, rows.splice(0));
+  };
+  const keep = async (row: ObjectRow) => {
+    rows.push(row);
+    held += row.data.length;
+    // A few MiB at a time: small files may be up to a piece each.
+    if (rows.length >= 256 || held >= 4 * 1024 * 1024) await flush();
   };
   const copyObject = async (id: Uint8Array) => {
     const row = (await source.execute(READ_OBJECT, [id])).rows[0];
@@ -55,10 +63,18 @@ export async function copyRoot(
         await target.execute(INSERT_CHUNK, [key, chunk.data as Uint8Array]);
       }
     }
-    rows.push({ id, kind, size: Number(row.size), data });
-    held += data.length;
-    // A few MiB at a time: small files may be up to a piece each.
-    if (rows.length >= 256 || held >= 4 * 1024 * 1024) await flush();
+    await keep({ id, kind, size: Number(row.size), data });
+  };
+  // A node goes whole: a delta's base may not be among what the root reaches.
+  const copyNode = async (id: Uint8Array) => {
+    const stored = await readNodeBytes(source, id);
+    if (stored.bytes === undefined) {
+      throw new RunledgerError(
+        "corrupt",
+        "the source holds a directory node it cannot rebuild; run verify on it",
+      );
+    }
+    await keep({ id, kind: BYTES, size: stored.bytes.length, data: stored.bytes });
   };
   const pending: Uint8Array[] = [root];
   while (pending.length > 0) {
@@ -67,7 +83,7 @@ export async function copyRoot(
     if (seen.has(key)) continue;
     seen.add(key);
     const node = await loader.load(id);
-    await copyObject(id);
+    await copyNode(id);
     for (const item of node.items) {
       if (item.kind !== "file") pending.push(item.target);
       else if (item.content === undefined && !seen.has(idKey(item.target))) {

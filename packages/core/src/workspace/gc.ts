@@ -4,7 +4,8 @@
  * every pin, and the empty root; everything those roots reach — directory
  * nodes, files, and the pieces of large files. Collection walks from the
  * retained roots, marking each object once (a node shared by many roots is
- * walked once), then deletes every object and piece left unmarked. No index
+ * walked once), then deletes every object and piece left unmarked — after
+ * storing whole any kept node stored as a delta onto one of them. No index
  * is kept just so that collection can find references: a step writes fewer
  * pages, and collection, which is rare, pays with one walk.
  */
@@ -13,7 +14,15 @@ import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { keysetRows } from "../port/keyset.js";
 import { EMPTY_ROOT_ID_BYTES, isNodeBytes } from "./node.js";
-import { CHUNK_LIST, idKey, type NodeCache, NodeLoader } from "./objects.js";
+import {
+  BYTES,
+  CHUNK_LIST,
+  DELTA,
+  idKey,
+  type NodeCache,
+  NodeLoader,
+  readNodeBytes,
+} from "./objects.js";
 
 export interface GarbageReport {
   /** Directory nodes deleted. */
@@ -27,6 +36,7 @@ export interface GarbageReport {
 const RETAINED_ROOTS = `SELECT DISTINCT root_id FROM journal
 UNION SELECT root_id FROM workspace_pin`;
 const FILE_KIND = "SELECT kind, data FROM workspace_object WHERE id = ?";
+const STORE_WHOLE = "UPDATE workspace_object SET kind = 0, depth = 0, data = ? WHERE id = ?";
 const PAGE = 500;
 const OBJECT_PAGE =
   "SELECT id, kind, size, data FROM workspace_object WHERE id > ? ORDER BY id LIMIT ?";
@@ -84,12 +94,32 @@ export async function collectGarbage(executor: Executor, cache: NodeCache): Prom
   let files = 0;
   let chunks = 0;
   const doomed: Uint8Array[] = [];
+  const doomedKeys = new Set<string>();
+  const kept: { id: Uint8Array; base: string }[] = [];
   for await (const row of objectRows(executor)) {
-    const key = idKey(row.id as Uint8Array);
-    if (marks.nodes.has(key) || marks.files.has(key)) continue;
-    doomed.push(row.id as Uint8Array);
-    if (Number(row.kind) === 0 && isNodeBytes(row.data as Uint8Array)) nodes++;
+    const id = row.id as Uint8Array;
+    const key = idKey(id);
+    const kind = Number(row.kind);
+    const data = row.data as Uint8Array;
+    if (marks.nodes.has(key) || marks.files.has(key)) {
+      if (kind === DELTA) kept.push({ id, base: idKey(data.subarray(0, 32)) });
+      continue;
+    }
+    doomed.push(id);
+    doomedKeys.add(key);
+    if (kind === DELTA || (kind === BYTES && isNodeBytes(data))) nodes++;
     else files++;
+  }
+  // A kept delta whose base goes is first stored whole (its depth 0 stays below any delta onto it).
+  for (const { id } of kept.filter((delta) => doomedKeys.has(delta.base))) {
+    const stored = await readNodeBytes(executor, id);
+    if (stored.bytes === undefined) {
+      throw new RunledgerError(
+        "corrupt",
+        "a retained directory node cannot be rebuilt from its delta; nothing was collected; run verify",
+      );
+    }
+    await executor.execute(STORE_WHOLE, [stored.bytes, id]);
   }
   await deleteAll(executor, "workspace_object", "id", doomed);
   const doomedChunks: Uint8Array[] = [];

@@ -72,6 +72,8 @@ export interface DirectoryNode {
   readonly items: readonly Item[];
   /** The stored bytes (present for a node built here and not yet stored). */
   readonly bytes?: Uint8Array;
+  /** A node built here: the old node it replaces, to be stored as a change to (see delta.ts). */
+  readonly base?: DirectoryNode;
 }
 
 /** Orders names by their UTF-8 bytes (= code point order), without encoding them. */
@@ -156,6 +158,24 @@ export function encodeNode(
   return { id: hash.sha256(bytes), level, items, bytes };
 }
 
+/** Where a node's entries start in its bytes: entry i spans [at[i], at[i + 1]); at[count] is the end. */
+export function entryOffsets(level: number, items: readonly Item[]): number[] {
+  const at = [DOMAIN.length + 1 + varintLength(items.length)];
+  let end = at[0]!;
+  for (const item of items) {
+    const nameLength = isAscii(item.name) ? item.name.length : utf8(item.name).length;
+    end += (level === 0 ? 1 : 0) + varintLength(nameLength) + nameLength + 32;
+    if (level === 0 && item.kind === "file") {
+      end += varintLength(item.size) + (item.content?.length ?? 0);
+    }
+    at.push(end);
+  }
+  return at;
+}
+
+/** The bytes every node starts with, up to its level byte: the domain and the level. */
+export const NODE_PREFIX_LENGTH = DOMAIN.length + 1;
+
 // ignoreBOM keeps a name that starts with U+FEFF as it is (by default the decoder drops it).
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
@@ -220,7 +240,7 @@ function entryKind(item: Item): number {
   return item.content === undefined ? FILE : INLINE_FILE;
 }
 
-function varintLength(value: number): number {
+export function varintLength(value: number): number {
   let length = 1;
   while (value >= 0x80) {
     value = Math.floor(value / 0x80);
@@ -229,7 +249,7 @@ function varintLength(value: number): number {
   return length;
 }
 
-function writeVarint(bytes: Uint8Array, at: number, value: number): number {
+export function writeVarint(bytes: Uint8Array, at: number, value: number): number {
   while (value >= 0x80) {
     bytes[at++] = (value % 0x80) | 0x80;
     value = Math.floor(value / 0x80);
@@ -238,7 +258,7 @@ function writeVarint(bytes: Uint8Array, at: number, value: number): number {
   return at;
 }
 
-function readVarint(bytes: Uint8Array, at: number): [number, number] {
+export function readVarint(bytes: Uint8Array, at: number): [number, number] {
   let value = 0;
   let scale = 1;
   for (let i = 0; i < 8; i++) {

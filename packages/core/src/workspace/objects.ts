@@ -15,6 +15,7 @@
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { type HashFunctions, toHex } from "../port/hash.js";
+import { applyDelta, encodeDelta, MAX_CHAIN } from "./delta.js";
 import { type DirectoryNode, decodeNode } from "./node.js";
 
 /** What workspace reads and writes share, per store: the node cache, and the hash for writing. */
@@ -23,9 +24,13 @@ export interface WorkspaceContext {
   readonly hash: HashFunctions;
 }
 
-/** `kind` of a row: its data is the content itself, or the content's chunk list. */
+/**
+ * `kind` of a row: its data is the content itself, the content's chunk
+ * list, or (a directory node only) a delta onto a base node (delta.ts).
+ */
 export const BYTES = 0;
 export const CHUNK_LIST = 1;
+export const DELTA = 2;
 
 /** A row of `workspace_object` waiting to be written. */
 export interface ObjectRow {
@@ -33,24 +38,105 @@ export interface ObjectRow {
   readonly kind: typeof BYTES | typeof CHUNK_LIST;
   readonly size: number;
   readonly data: Uint8Array;
+  /**
+   * A node may instead be stored as this delta (base id first), when SQLite
+   * finds the base stored less than MAX_CHAIN deep.
+   */
+  readonly delta?: Uint8Array;
 }
 
-const LOAD = "SELECT kind, data FROM workspace_object WHERE id = ?";
+const LOAD = "SELECT kind, size, depth, data FROM workspace_object WHERE id = ?";
 /** Rows per INSERT: few statements for many objects, well under SQLite's variable limit. */
 const ROWS_PER_INSERT = 64;
-const insertSql = (rows: number) =>
-  `INSERT INTO workspace_object (id, kind, size, data) VALUES ${Array.from({ length: rows }, () => "(?, ?, ?, ?)").join(", ")} ON CONFLICT DO NOTHING`;
-const INSERT_SQL = Array.from({ length: ROWS_PER_INSERT + 1 }, (_, n) =>
-  n === 0 ? "" : insertSql(n),
+const values = (rows: number, columns: number) =>
+  Array.from({ length: rows }, () => `(${Array(columns).fill("?").join(", ")})`).join(", ");
+/** Rows stored whole: id, kind, size, data. */
+const wholeSql = (rows: number) =>
+  `INSERT INTO workspace_object (id, kind, size, data) VALUES ${values(rows, 4)} ON CONFLICT DO NOTHING`;
+/**
+ * Rows some of which propose a delta: id, kind, size, whole data, then the
+ * delta's base id and data (or nulls). The representation is chosen here,
+ * from the base row as stored: a delta only onto a base that is present and
+ * less than MAX_CHAIN deep, one deeper than it; otherwise the whole node.
+ */
+const proposingSql = (rows: number) =>
+  `INSERT INTO workspace_object (id, kind, size, depth, data)
+SELECT v.column1,
+  iif(b.depth < ${MAX_CHAIN}, ${DELTA}, v.column2),
+  v.column3,
+  iif(b.depth < ${MAX_CHAIN}, b.depth + 1, 0),
+  iif(b.depth < ${MAX_CHAIN}, v.column6, v.column4)
+FROM (VALUES ${values(rows, 6)}) AS v
+LEFT JOIN workspace_object AS b ON b.id = v.column5
+WHERE true ON CONFLICT DO NOTHING`;
+const WHOLE_SQL = Array.from({ length: ROWS_PER_INSERT + 1 }, (_, n) =>
+  n === 0 ? "" : wholeSql(n),
+);
+const PROPOSING_SQL = Array.from({ length: ROWS_PER_INSERT + 1 }, (_, n) =>
+  n === 0 ? "" : proposingSql(n),
 );
 
 /** Writes rows not yet stored (an id already present is left as it is): one statement per 64 rows. */
 export async function insertObjects(executor: Executor, rows: readonly ObjectRow[]): Promise<void> {
   for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
     const batch = rows.slice(start, start + ROWS_PER_INSERT);
-    const params: (Uint8Array | number)[] = [];
-    for (const row of batch) params.push(row.id, row.kind, row.size, row.data);
-    await executor.execute(INSERT_SQL[batch.length]!, params);
+    const params: (Uint8Array | number | null)[] = [];
+    if (batch.every((row) => row.delta === undefined)) {
+      for (const row of batch) params.push(row.id, row.kind, row.size, row.data);
+      await executor.execute(WHOLE_SQL[batch.length]!, params);
+      continue;
+    }
+    for (const row of batch) {
+      const delta = row.delta;
+      params.push(
+        row.id,
+        row.kind,
+        row.size,
+        row.data,
+        delta === undefined ? null : delta.subarray(0, 32),
+        delta ?? null,
+      );
+    }
+    await executor.execute(PROPOSING_SQL[batch.length]!, params);
+  }
+}
+
+/** A stored node's bytes, or why there are none: no row at all, or a damaged row or chain. */
+export type StoredNode =
+  | { readonly bytes: Uint8Array; readonly missing?: undefined; readonly damage?: undefined }
+  | { readonly missing: true; readonly bytes?: undefined; readonly damage?: undefined }
+  | { readonly damage: string; readonly bytes?: undefined; readonly missing?: undefined };
+
+/**
+ * Reads a stored node's bytes, following a delta chain down to its whole
+ * node (at most MAX_CHAIN rows below it, each strictly shallower than the
+ * one above) and rebuilding upwards.
+ */
+export async function readNodeBytes(executor: Executor, id: Uint8Array): Promise<StoredNode> {
+  const chain: { data: Uint8Array; size: number }[] = [];
+  let at = id;
+  let above = MAX_CHAIN + 1;
+  for (;;) {
+    const row = (await executor.execute(LOAD, [at])).rows[0];
+    if (row === undefined) {
+      return chain.length === 0 ? { missing: true } : { damage: "the base of a delta is missing" };
+    }
+    const kind = Number(row.kind);
+    const data = row.data as Uint8Array;
+    if (kind === BYTES) {
+      let bytes: Uint8Array | undefined = data;
+      for (let i = chain.length - 1; i >= 0 && bytes !== undefined; i--) {
+        bytes = applyDelta(bytes, chain[i]!.data, chain[i]!.size);
+      }
+      return bytes === undefined ? { damage: "a delta does not rebuild its node" } : { bytes };
+    }
+    const depth = Number(row.depth);
+    if (kind !== DELTA || depth < 1 || depth >= above || data.length <= 32) {
+      return { damage: kind === DELTA ? "a delta chain is not well-formed" : "not a node" };
+    }
+    chain.push({ data, size: Number(row.size) });
+    above = depth;
+    at = data.subarray(0, 32);
   }
 }
 
@@ -75,7 +161,9 @@ export class NodeCache {
   set(key: string, node: DirectoryNode): void {
     this.#nodes.set(
       key,
-      node.bytes === undefined ? node : { id: node.id, level: node.level, items: node.items },
+      node.bytes === undefined && node.base === undefined
+        ? node
+        : { id: node.id, level: node.level, items: node.items },
     );
     if (this.#nodes.size > this.#limit) {
       this.#nodes.delete(this.#nodes.keys().next().value as string);
@@ -141,14 +229,14 @@ export class NodeLoader {
     const key = idKey(id);
     const known = this.#knownBy(key);
     if (known !== undefined) return known;
-    const row = (await this.#executor.execute(LOAD, [id])).rows[0];
-    if (row === undefined) {
+    const stored = await readNodeBytes(this.#executor, id);
+    if (stored.missing) {
       throw new RunledgerError(
         "corrupt",
         "a directory node of the workspace is missing; run verify, then restore the run from a copy",
       );
     }
-    const node = row.kind === BYTES ? decodeNode(id, row.data as Uint8Array) : undefined;
+    const node = stored.bytes === undefined ? undefined : decodeNode(id, stored.bytes);
     if (node === undefined) {
       throw new RunledgerError(
         "corrupt",
@@ -170,9 +258,8 @@ export class NodeLoader {
    */
   async loadRoot(id: Uint8Array, hex: string): Promise<DirectoryNode> {
     const key = idKey(id);
-    const row = (await this.#executor.execute(LOAD, [id])).rows[0];
-    const node =
-      row !== undefined && row.kind === BYTES ? decodeNode(id, row.data as Uint8Array) : undefined;
+    const stored = await readNodeBytes(this.#executor, id);
+    const node = stored.bytes === undefined ? undefined : decodeNode(id, stored.bytes);
     if (node === undefined) {
       throw new RunledgerError("root_not_found", `no workspace root ${hex} in this run`, {
         details: { root: hex },
@@ -183,13 +270,18 @@ export class NodeLoader {
   }
 }
 
-/** The rows for nodes built in one operation. */
+/** The rows for nodes built in one operation: each whole, or as a delta onto the node it replaced. */
 export function nodeRows(nodes: readonly DirectoryNode[]): ObjectRow[] {
   const rows: ObjectRow[] = [];
   for (const node of nodes) {
-    if (node.bytes !== undefined) {
-      rows.push({ id: node.id, kind: BYTES, size: node.bytes.length, data: node.bytes });
-    }
+    const bytes = node.bytes;
+    if (bytes === undefined) continue;
+    const delta = node.base === undefined ? undefined : encodeDelta(node.base, node);
+    rows.push(
+      delta === undefined
+        ? { id: node.id, kind: BYTES, size: bytes.length, data: bytes }
+        : { id: node.id, kind: BYTES, size: bytes.length, data: bytes, delta },
+    );
   }
   return rows;
 }

@@ -16,6 +16,7 @@
  * node-work.ts): they run without a promise while every node is at hand.
  */
 import type { HashFunctions } from "../port/hash.js";
+import { baseFor } from "./delta.js";
 import {
   compareNames,
   type DirectoryNode,
@@ -95,23 +96,29 @@ export function* editWork(
   changes: readonly Change[],
 ): NodeWork<DirectoryNode> {
   if (changes.length === 0) return top;
+  // The old nodes of the level being rebuilt: each new node is stored as a change to one.
+  let oldNodes: DirectoryNode[] = [];
   const build = (level: number, items: Item[]) => {
     const node = encodeNode(level, items, hash);
-    loader.add(node);
-    return node;
+    const base = level === oldNodes[0]?.level ? baseFor(oldNodes, items) : undefined;
+    const built = base === undefined || base.id === node.id ? node : { ...node, base };
+    loader.add(built);
+    return built;
   };
   let start = yield* descend(loader, top, changes[0]![0]);
   const end = yield* descend(loader, top, changes.at(-1)![0]);
   // Level 0: the window's entries with the changes merged in.
   let window = yield* collect(loader, start, end);
+  oldNodes = window.nodes;
   let items = merge(window.items, changes);
-  let result = yield* rechunk(loader, 0, items, window.last, build);
+  let result = yield* rechunk(loader, 0, items, window.last, build, oldNodes);
   let replaced = { first: start, last: result.last };
   for (let level = 1; level <= top.level; level++) {
     // The parents of the replaced nodes: their entries for those nodes give way to the new ones.
     const first = parentOf(replaced.first);
     const last = parentOf(replaced.last);
     window = yield* collect(loader, first, last);
+    oldNodes = window.nodes;
     const from = first.at(-1)!.index;
     const to = window.items.length - last.at(-1)!.node.items.length + last.at(-1)!.index;
     items = [
@@ -119,7 +126,7 @@ export function* editWork(
       ...result.nodes.map(childItem),
       ...window.items.slice(to + 1),
     ];
-    result = yield* rechunk(loader, level, items, window.last, build);
+    result = yield* rechunk(loader, level, items, window.last, build, oldNodes);
     start = first;
     replaced = { first: start, last: result.last };
   }
@@ -216,27 +223,29 @@ function samePlace(a: Path, b: Path): boolean {
   return true;
 }
 
-/** The entries of the nodes from `first` to `last` (same level), and the path to the last. */
+/** The nodes from `first` to `last` (same level), their entries, and the path to the last. */
 function* collect(
   loader: NodeLoader,
   first: Path,
   last: Path,
-): NodeWork<{ items: Item[]; last: Path }> {
-  const items: Item[] = [...first.at(-1)!.node.items];
+): NodeWork<{ nodes: DirectoryNode[]; items: Item[]; last: Path }> {
+  const nodes = [first.at(-1)!.node];
+  const items: Item[] = [...nodes[0]!.items];
   let at = first;
   while (!samePlace(at, last)) {
     const following = yield* next(loader, at);
     if (following === undefined) break;
     at = following;
+    nodes.push(at.at(-1)!.node);
     items.push(...at.at(-1)!.node.items);
   }
-  return { items, last: at };
+  return { nodes, items, last: at };
 }
 
 /**
  * Chunks a window's entries; while the last chunk is still open where the
- * window ended, takes in the next old node. Returns the new nodes and the
- * path to the last old node they replace.
+ * window ended, takes in the next old node (adding it to `replaced`).
+ * Returns the new nodes and the path to the last old node they replace.
  */
 function* rechunk(
   loader: NodeLoader,
@@ -244,6 +253,7 @@ function* rechunk(
   items: Item[],
   windowLast: Path,
   build: (level: number, items: Item[]) => DirectoryNode,
+  replaced: DirectoryNode[],
 ): NodeWork<{ nodes: DirectoryNode[]; last: Path }> {
   const nodes: DirectoryNode[] = [];
   let open: Item[] = [];
@@ -262,6 +272,7 @@ function* rechunk(
     const following = yield* next(loader, last);
     if (following === undefined) break;
     last = following;
+    replaced.push(last.at(-1)!.node);
     push(last.at(-1)!.node.items);
   }
   if (open.length > 0) nodes.push(build(level, open));

@@ -1,0 +1,199 @@
+/**
+ * Nodes stored as their change to the node they replaced.
+ *
+ * A step that puts one file into a large directory rewrites one node per
+ * level of its tree, and each new node differs from the one it replaces by
+ * an entry or two: stored whole, every version of a busy directory's path
+ * is kept in full, and a run's file grows by the size of that path a step.
+ * So a new node may be stored as a *delta*: the id of a stored node (its
+ * base) and the few operations that rebuild the new node's bytes from the
+ * base's — copy a range of the base, or insert literal bytes.
+ *
+ * Why the rules are what they are:
+ * - A node's id is still the SHA-256 of its full bytes: ids, roots, history
+ *   independence and everything a reader sees are unchanged; only the row
+ *   that holds the node is smaller. The same node may be stored whole in one
+ *   run and as a delta in another.
+ * - A delta row records its depth: 1 above a whole row, and always more
+ *   than its base's. So a chain always ends at a whole node within
+ *   MAX_CHAIN reads, and a damaged file can never send a reader round a
+ *   loop. Which representation a row gets is decided by SQLite when the row
+ *   is inserted, from the base row it finds (see objects.ts): a delta only
+ *   onto a base that is present and not already MAX_CHAIN deep, else the
+ *   whole node. No process has to know how another one stored a node.
+ * - A delta is proposed only onto a node of the directory the edit replaced,
+ *   which is reachable from the current root the apply publishes against,
+ *   and only when it is at most half the node's size.
+ * - Garbage collection never leaves a delta without its base: a kept delta
+ *   whose base is collected is first rewritten whole (gc.ts).
+ */
+import {
+  compareNames,
+  type DirectoryNode,
+  entryOffsets,
+  type Item,
+  NODE_PREFIX_LENGTH,
+  readVarint,
+  varintLength,
+  writeVarint,
+} from "./node.js";
+
+/** The deepest a delta row may be: a node is rebuilt from at most this many changes. */
+export const MAX_CHAIN = 16;
+
+/**
+ * A delta's data for storing `node` (built here, with its bytes) as a change
+ * to `base`: the base's id, then the operations. Undefined when the delta
+ * would be more than half the node's size (then it is stored whole).
+ */
+export function encodeDelta(base: DirectoryNode, node: DirectoryNode): Uint8Array | undefined {
+  const bytes = node.bytes;
+  if (bytes === undefined || base.level !== node.level) return undefined;
+  const baseAt = entryOffsets(base.level, base.items);
+  const nodeAt = entryOffsets(node.level, node.items);
+  const ops = new Operations(bytes);
+  // The domain and the level byte are the base's; the entry count is written out.
+  ops.copy(0, NODE_PREFIX_LENGTH);
+  ops.insert(NODE_PREFIX_LENGTH, nodeAt[0]!);
+  let j = 0;
+  for (let i = 0; i < node.items.length; i++) {
+    const item = node.items[i]!;
+    while (j < base.items.length && compareNames(base.items[j]!.name, item.name) < 0) j++;
+    const old = base.items[j];
+    if (old !== undefined && sameEntry(old, item)) {
+      ops.copy(baseAt[j]!, baseAt[j + 1]! - baseAt[j]!);
+      j++;
+    } else {
+      ops.insert(nodeAt[i]!, nodeAt[i + 1]!);
+    }
+  }
+  const data = ops.finish(base.id);
+  return 2 * data.length <= bytes.length ? data : undefined;
+}
+
+/**
+ * Rebuilds a node's bytes from its base's bytes and a delta's data (base id
+ * and operations); undefined when the delta is not well-formed or does not
+ * rebuild exactly `size` bytes.
+ */
+export function applyDelta(
+  base: Uint8Array,
+  data: Uint8Array,
+  size: number,
+): Uint8Array | undefined {
+  try {
+    const out = new Uint8Array(size);
+    let written = 0;
+    let at = 32;
+    if (data.length <= at) return undefined;
+    while (at < data.length) {
+      let header: number;
+      [header, at] = readVarint(data, at);
+      const length = Math.floor(header / 2);
+      if (length === 0 || written + length > size) return undefined;
+      if (header % 2 === 0) {
+        if (at + length > data.length) return undefined;
+        out.set(data.subarray(at, at + length), written);
+        at += length;
+      } else {
+        let offset: number;
+        [offset, at] = readVarint(data, at);
+        if (offset + length > base.length) return undefined;
+        out.set(base.subarray(offset, offset + length), written);
+      }
+      written += length;
+    }
+    return written === size ? out : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The base a new node is stored against: the replaced node whose range holds its first name. */
+export function baseFor(
+  replaced: readonly DirectoryNode[],
+  items: readonly Item[],
+): DirectoryNode | undefined {
+  const first = items[0];
+  if (first === undefined) return undefined;
+  let chosen = replaced[0];
+  for (const node of replaced) {
+    const start = node.items[0];
+    if (start !== undefined && compareNames(start.name, first.name) <= 0) chosen = node;
+  }
+  return chosen;
+}
+
+function sameEntry(a: Item, b: Item): boolean {
+  if (a === b) return true;
+  return (
+    a.name === b.name &&
+    a.kind === b.kind &&
+    a.size === b.size &&
+    sameBytes(a.target, b.target) &&
+    (a.content === undefined
+      ? b.content === undefined
+      : b.content !== undefined && sameBytes(a.content, b.content))
+  );
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * The operations of a delta, each a LEB128 header then its operand: an even
+ * header 2n inserts the n bytes that follow; an odd header 2n + 1 copies n
+ * bytes of the base from the LEB128 offset that follows. Adjacent copies of
+ * adjacent ranges, and adjacent inserts, are written as one.
+ */
+class Operations {
+  readonly #bytes: Uint8Array;
+  readonly #parts: (readonly [copy: boolean, from: number, length: number])[] = [];
+
+  constructor(bytes: Uint8Array) {
+    this.#bytes = bytes;
+  }
+
+  copy(offset: number, length: number): void {
+    const last = this.#parts.at(-1);
+    if (last?.[0] === true && last[1] + last[2] === offset) {
+      this.#parts[this.#parts.length - 1] = [true, last[1], last[2] + length];
+    } else {
+      this.#parts.push([true, offset, length]);
+    }
+  }
+
+  /** Inserts the node's own bytes from `start` to `end`. */
+  insert(start: number, end: number): void {
+    if (end <= start) return;
+    const last = this.#parts.at(-1);
+    if (last?.[0] === false && last[1] + last[2] === start) {
+      this.#parts[this.#parts.length - 1] = [false, last[1], last[2] + end - start];
+    } else {
+      this.#parts.push([false, start, end - start]);
+    }
+  }
+
+  finish(baseId: Uint8Array): Uint8Array {
+    let length = 32;
+    for (const [copy, from, size] of this.#parts) {
+      length += varintLength(2 * size + (copy ? 1 : 0)) + (copy ? varintLength(from) : size);
+    }
+    const out = new Uint8Array(length);
+    out.set(baseId, 0);
+    let at = 32;
+    for (const [copy, from, size] of this.#parts) {
+      at = writeVarint(out, at, 2 * size + (copy ? 1 : 0));
+      if (copy) {
+        at = writeVarint(out, at, from);
+      } else {
+        out.set(this.#bytes.subarray(from, from + size), at);
+        at += size;
+      }
+    }
+    return out;
+  }
+}
