@@ -67,8 +67,7 @@ export function encodeDelta(base: DirectoryNode, node: DirectoryNode): Uint8Arra
       ops.insert(nodeAt[i]!, nodeAt[i + 1]!);
     }
   }
-  const data = ops.finish(base.id);
-  return 2 * data.length <= bytes.length ? data : undefined;
+  return 2 * ops.length() <= bytes.length ? ops.finish(base.id) : undefined;
 }
 
 /**
@@ -177,12 +176,17 @@ class Operations {
     }
   }
 
-  finish(baseId: Uint8Array): Uint8Array {
+  /** The delta's length in bytes, base id included. */
+  length(): number {
     let length = 32;
     for (const [copy, from, size] of this.#parts) {
       length += varintLength(2 * size + (copy ? 1 : 0)) + (copy ? varintLength(from) : size);
     }
-    const out = new Uint8Array(length);
+    return length;
+  }
+
+  finish(baseId: Uint8Array): Uint8Array {
+    const out = new Uint8Array(this.length());
     out.set(baseId, 0);
     let at = 32;
     for (const [copy, from, size] of this.#parts) {
