@@ -57,13 +57,16 @@ export function layoutOf(file: string): Layout {
       .all() as { name: string; bytes: number }[]) {
       bytesByObject[row.name] = row.bytes;
     }
-    const read = db.prepare("SELECT kind, data FROM workspace_object WHERE id = ?");
+    // The object key index holds 8-byte id prefixes (core's workspace/object-key.ts).
+    const read = db.prepare(
+      "SELECT kind, data FROM workspace_object WHERE substr(id, 1, 8) = ? AND id = ?",
+    );
     const nodes = new Map<string, Node>();
     const load = (id: Buffer): Node => {
       const key = id.toString("hex");
       const known = nodes.get(key);
       if (known !== undefined) return known;
-      const row = read.get(id) as { kind: number; data: Buffer } | undefined;
+      const row = read.get(id.subarray(0, 8), id) as { kind: number; data: Buffer } | undefined;
       if (row === undefined || row.kind !== 0 || !isNode(row.data)) {
         throw new Error(`node ${key} is not stored whole in ${file}`);
       }

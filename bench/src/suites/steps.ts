@@ -696,7 +696,7 @@ function layoutRow(workload: Workload, counted: CountFigures): string[] {
     workload,
     formatMib(file),
     formatMib(bytes.workspace_object ?? 0),
-    formatMib(bytes.sqlite_autoindex_workspace_object_1 ?? 0),
+    formatMib(bytes.workspace_object_by_id ?? 0),
     formatMib((bytes.journal ?? 0) + (bytes.sqlite_autoindex_journal_1 ?? 0)),
     String(nodes),
     Object.entries(layout.nodeBytesPerStep)

@@ -112,7 +112,7 @@ BEGIN SELECT RAISE(ABORT, 'journal events are immutable'); END`,
     table(
       "workspace_object",
       `CREATE TABLE workspace_object (
-  id BLOB NOT NULL PRIMARY KEY CHECK (length(id) = 32),
+  id BLOB NOT NULL CHECK (length(id) = 32),
   kind INTEGER NOT NULL CHECK (kind IN (0, 1)),
   size INTEGER NOT NULL CHECK (size >= 0),
   data BLOB NOT NULL,
@@ -120,7 +120,26 @@ BEGIN SELECT RAISE(ABORT, 'journal events are immutable'); END`,
     OR (kind = 1 AND size > ${CHUNK_SIZE} AND length(data) > 32 AND length(data) % 32 = 0))
 ) STRICT`,
     ),
-    autoIndex("workspace_object", 1),
+    // The key index holds each id's first 8 bytes, not all 32 (see
+    // ../workspace/object-key.ts); the triggers keep each id once.
+    index(
+      "workspace_object_by_id",
+      "workspace_object",
+      "CREATE INDEX workspace_object_by_id ON workspace_object (substr(id, 1, 8))",
+    ),
+    trigger(
+      "workspace_object_once",
+      "workspace_object",
+      `CREATE TRIGGER workspace_object_once BEFORE INSERT ON workspace_object
+WHEN EXISTS (SELECT 1 FROM workspace_object WHERE substr(id, 1, 8) = substr(NEW.id, 1, 8) AND id = NEW.id)
+BEGIN SELECT RAISE(IGNORE); END`,
+    ),
+    trigger(
+      "workspace_object_id_fixed",
+      "workspace_object",
+      `CREATE TRIGGER workspace_object_id_fixed BEFORE UPDATE OF id ON workspace_object
+BEGIN SELECT RAISE(ABORT, 'an object id never changes: it is the address of its content'); END`,
+    ),
     table(
       "workspace_chunk",
       `CREATE TABLE workspace_chunk (

@@ -7,6 +7,7 @@
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { INSERT_CHUNK, READ_CHUNK } from "./files.js";
+import { OBJECT_BY_ID, objectKey } from "./object-key.js";
 import {
   CHUNK_LIST,
   idKey,
@@ -16,7 +17,7 @@ import {
   type ObjectRow,
 } from "./objects.js";
 
-const READ_OBJECT = "SELECT kind, size, data FROM workspace_object WHERE id = ?";
+const READ_OBJECT = `SELECT kind, size, data FROM workspace_object WHERE ${OBJECT_BY_ID}`;
 
 export async function copyRoot(
   source: Executor,
@@ -33,7 +34,7 @@ export async function copyRoot(
     await insertObjects(target, rows.splice(0));
   };
   const copyObject = async (id: Uint8Array) => {
-    const row = (await source.execute(READ_OBJECT, [id])).rows[0];
+    const row = (await source.execute(READ_OBJECT, objectKey(id))).rows[0];
     if (row === undefined) {
       throw new RunledgerError(
         "corrupt",

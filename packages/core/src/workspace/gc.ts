@@ -13,6 +13,7 @@ import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { keysetRows } from "../port/keyset.js";
 import { EMPTY_ROOT_ID_BYTES, isNodeBytes } from "./node.js";
+import { OBJECT_BY_ID, objectKey } from "./object-key.js";
 import { CHUNK_LIST, idKey, type NodeCache, NodeLoader } from "./objects.js";
 
 export interface GarbageReport {
@@ -26,10 +27,11 @@ export interface GarbageReport {
 
 const RETAINED_ROOTS = `SELECT DISTINCT root_id FROM journal
 UNION SELECT root_id FROM workspace_pin`;
-const FILE_KIND = "SELECT kind, data FROM workspace_object WHERE id = ?";
+const FILE_KIND = `SELECT kind, data FROM workspace_object WHERE ${OBJECT_BY_ID}`;
 const PAGE = 500;
+/** By rowid: the table's own order, so a page is a range of it and nothing is sorted. */
 const OBJECT_PAGE =
-  "SELECT id, kind, size, data FROM workspace_object WHERE id > ? ORDER BY id LIMIT ?";
+  "SELECT rowid, id, kind, size, data FROM workspace_object WHERE rowid > ? ORDER BY rowid LIMIT ?";
 const CHUNK_PAGE =
   "SELECT prefix_digest FROM workspace_chunk WHERE prefix_digest > ? ORDER BY prefix_digest LIMIT ?";
 
@@ -60,7 +62,7 @@ export async function markRetained(executor: Executor, cache: NodeCache): Promis
       const fileKey = idKey(item.target);
       if (marks.files.has(fileKey)) continue;
       marks.files.add(fileKey);
-      const row = (await executor.execute(FILE_KIND, [item.target])).rows[0];
+      const row = (await executor.execute(FILE_KIND, objectKey(item.target))).rows[0];
       if (row === undefined) {
         throw new RunledgerError(
           "corrupt",
@@ -83,15 +85,15 @@ export async function collectGarbage(executor: Executor, cache: NodeCache): Prom
   let nodes = 0;
   let files = 0;
   let chunks = 0;
-  const doomed: Uint8Array[] = [];
+  const doomed: number[] = [];
   for await (const row of objectRows(executor)) {
     const key = idKey(row.id as Uint8Array);
     if (marks.nodes.has(key) || marks.files.has(key)) continue;
-    doomed.push(row.id as Uint8Array);
+    doomed.push(Number(row.rowid));
     if (Number(row.kind) === 0 && isNodeBytes(row.data as Uint8Array)) nodes++;
     else files++;
   }
-  await deleteAll(executor, "workspace_object", "id", doomed);
+  await deleteAll(executor, "workspace_object", "rowid", doomed);
   const doomedChunks: Uint8Array[] = [];
   for await (const row of pages(executor, CHUNK_PAGE, "prefix_digest")) {
     if (!marks.chunks.has(idKey(row.prefix_digest as Uint8Array))) {
@@ -108,9 +110,14 @@ export async function retainedRoots(executor: Executor): Promise<Uint8Array[]> {
   return (await executor.execute(RETAINED_ROOTS)).rows.map((row) => row.root_id as Uint8Array);
 }
 
-/** Every stored object (id, kind, size, data), in id order, a page at a time. */
+/** Every stored object (rowid, id, kind, size, data), in rowid order, a page at a time. */
 export function objectRows(executor: Executor): AsyncGenerator<Record<string, unknown>> {
-  return pages(executor, OBJECT_PAGE, "id");
+  return keysetRows({
+    start: 0,
+    page: async (after, limit) => (await executor.execute(OBJECT_PAGE, [after, limit])).rows,
+    keyOf: (row) => Number(row.rowid),
+    limit: PAGE,
+  });
 }
 
 /** Every row of a keyed table, a page at a time (keyset paging). */
@@ -131,7 +138,7 @@ async function deleteAll(
   executor: Executor,
   table: string,
   column: string,
-  ids: readonly Uint8Array[],
+  ids: readonly (Uint8Array | number)[],
 ): Promise<void> {
   for (let start = 0; start < ids.length; start += PAGE) {
     const batch = ids.slice(start, start + PAGE);

@@ -16,6 +16,7 @@ import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { type HashFunctions, toHex } from "../port/hash.js";
 import { type DirectoryNode, decodeNode } from "./node.js";
+import { OBJECT_BY_ID, objectKey } from "./object-key.js";
 
 /** What workspace reads and writes share, per store: the node cache, and the hash for writing. */
 export interface WorkspaceContext {
@@ -35,16 +36,20 @@ export interface ObjectRow {
   readonly data: Uint8Array;
 }
 
-const LOAD = "SELECT kind, data FROM workspace_object WHERE id = ?";
+const LOAD = `SELECT kind, data FROM workspace_object WHERE ${OBJECT_BY_ID}`;
 /** Rows per INSERT: few statements for many objects, well under SQLite's variable limit. */
 const ROWS_PER_INSERT = 64;
 const insertSql = (rows: number) =>
-  `INSERT INTO workspace_object (id, kind, size, data) VALUES ${Array.from({ length: rows }, () => "(?, ?, ?, ?)").join(", ")} ON CONFLICT DO NOTHING`;
+  `INSERT INTO workspace_object (id, kind, size, data) VALUES ${Array.from({ length: rows }, () => "(?, ?, ?, ?)").join(", ")}`;
 const INSERT_SQL = Array.from({ length: ROWS_PER_INSERT + 1 }, (_, n) =>
   n === 0 ? "" : insertSql(n),
 );
 
-/** Writes rows not yet stored (an id already present is left as it is): one statement per 64 rows. */
+/**
+ * Writes rows not yet stored: one statement per 64 rows. The schema's
+ * trigger skips a row whose id is already present (earlier rows of the same
+ * statement included), leaving the stored row as it is.
+ */
 export async function insertObjects(executor: Executor, rows: readonly ObjectRow[]): Promise<void> {
   for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
     const batch = rows.slice(start, start + ROWS_PER_INSERT);
@@ -141,7 +146,7 @@ export class NodeLoader {
     const key = idKey(id);
     const known = this.#knownBy(key);
     if (known !== undefined) return known;
-    const row = (await this.#executor.execute(LOAD, [id])).rows[0];
+    const row = (await this.#executor.execute(LOAD, objectKey(id))).rows[0];
     if (row === undefined) {
       throw new RunledgerError(
         "corrupt",
@@ -170,7 +175,7 @@ export class NodeLoader {
    */
   async loadRoot(id: Uint8Array, hex: string): Promise<DirectoryNode> {
     const key = idKey(id);
-    const row = (await this.#executor.execute(LOAD, [id])).rows[0];
+    const row = (await this.#executor.execute(LOAD, objectKey(id))).rows[0];
     const node =
       row !== undefined && row.kind === BYTES ? decodeNode(id, row.data as Uint8Array) : undefined;
     if (node === undefined) {
