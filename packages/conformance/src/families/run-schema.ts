@@ -107,6 +107,49 @@ export function describeRunSchema(fx: Fixtures): void {
       expect(appended.rootId).toBe(EMPTY_ROOT_ID);
     });
 
+    it("keeps each object id once for any writer: a repeated insert is skipped, an id update refused", async () => {
+      const location = await createdRun(fx);
+      const id = sha256("abc").toString("hex");
+      const count = `SELECT count(*) AS n, lower(hex(data)) AS data FROM workspace_object WHERE id = X'${id}'`;
+      // One statement naming the id twice stores it once; a later insert of it is skipped too,
+      // leaving the stored row as it is.
+      const [, first] = await raw(fx, location, [
+        `INSERT INTO workspace_object (id, kind, size, data) VALUES (X'${id}', 0, 3, X'616263'), (X'${id}', 0, 3, X'616263')`,
+        count,
+      ]);
+      expect(first).toEqual([{ n: 1, data: "616263" }]);
+      const [, again] = await raw(fx, location, [
+        `INSERT INTO workspace_object (id, kind, size, data) VALUES (X'${id}', 0, 3, X'78797a')`,
+        count,
+      ]);
+      expect(again).toEqual([{ n: 1, data: "616263" }]);
+
+      const refused = await failureOf(() =>
+        raw(fx, location, [`UPDATE workspace_object SET id = zeroblob(32) WHERE id = X'${id}'`]),
+      );
+      expect(refused.code).toBe("constraint");
+      expect(refused.message).toContain("an object id never changes");
+      // Other columns stay writable (a rewrite of a row keeps its id).
+      const [, rewritten] = await raw(fx, location, [
+        `UPDATE workspace_object SET data = X'78797a' WHERE id = X'${id}'`,
+        count,
+      ]);
+      expect(rewritten).toEqual([{ n: 1, data: "78797a" }]);
+    });
+
+    it("finds an object by id through the 8-byte key index, in the documented form", async () => {
+      const location = await createdRun(fx);
+      const key = `substr(X'${EMPTY_ROOT_ID}', 1, 8)`;
+      const [plan, found] = await raw(fx, location, [
+        `EXPLAIN QUERY PLAN SELECT kind, data FROM workspace_object WHERE substr(id, 1, 8) = ${key} AND id = X'${EMPTY_ROOT_ID}'`,
+        `SELECT lower(hex(id)) AS id FROM workspace_object WHERE substr(id, 1, 8) = ${key} AND id = X'${EMPTY_ROOT_ID}'`,
+      ]);
+      expect(plan!.map((row) => String(row.detail))).toEqual([
+        "SEARCH workspace_object USING INDEX workspace_object_by_id (<expr>=?)",
+      ]);
+      expect(found).toEqual([{ id: EMPTY_ROOT_ID }]);
+    });
+
     it("holds the run's identity, definition, status running and no reason", async () => {
       const location = fx.location();
       const lease = await openRun(fx, location, { clock: () => 1_700_000_000_123 });
