@@ -7,7 +7,7 @@
  * (the transaction goes on and commits), a malformed one is refused before
  * anything is written, and SQLite itself refuses an incoherent row. `verify`
  * passes a healthy file and reports one tampered with behind its back (a
- * tree, a root, a chunk, the journal).
+ * tree, a root, a chunk, the journal, an object id stored twice).
  */
 
 import { createHash } from "node:crypto";

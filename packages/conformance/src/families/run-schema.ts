@@ -4,7 +4,9 @@
  * order, serialize to SCHEMA_V1_DIGEST; its workspace starts at the one
  * canonical empty root, which anyone can recompute from the documented
  * encoding; it is in WAL mode once open; a snapshot reports that header and
- * schema as stored and counts what the run holds. Creation is all or
+ * schema as stored and counts what the run holds. The schema keeps each
+ * object id once for any writer, and a lookup by id in the documented form
+ * searches the 8-byte key index. Creation is all or
  * nothing: a fault injected at any statement of it leaves no schema and both
  * pragmas 0, the open fails with that fault, and a later open creates the run
  * normally.

@@ -21,7 +21,8 @@
  * What a step writes is kept to a few pages: the journal row and its event
  * id's index entry (time-ordered ids append at the index's right edge), the
  * new objects — appended together at the object table's end, since it is a
- * rowid table — and their ids' entries in its key index. The object and
+ * rowid table — and their ids' entries in its key index, which holds only
+ * each id's first 8 bytes (../workspace/object-key.ts). The object and
  * piece tables are not WITHOUT ROWID on purpose: their rows (nodes of a few
  * hundred bytes, pieces of 256 KiB) are far above the twentieth of a page at
  * which SQLite advises WITHOUT ROWID; there, whole rows would sit at random
