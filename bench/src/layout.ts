@@ -63,9 +63,12 @@ export function layoutOf(file: string): Layout {
       .all() as { name: string; bytes: number }[]) {
       bytesByObject[row.name] = row.bytes;
     }
-    const read = db.prepare("SELECT kind, size, depth, data FROM workspace_object WHERE id = ?");
+    // The object key index holds 8-byte id prefixes (core's workspace/object-key.ts).
+    const read = db.prepare(
+      "SELECT kind, size, depth, data FROM workspace_object WHERE substr(id, 1, 8) = ? AND id = ?",
+    );
     const rebuild = (id: Buffer): Buffer => {
-      const row = read.get(id) as Row | undefined;
+      const row = read.get(id.subarray(0, 8), id) as Row | undefined;
       if (row === undefined) throw new Error(`node ${id.toString("hex")} is missing in ${file}`);
       if (row.kind === 0) return row.data;
       if (row.kind !== 2) throw new Error(`object ${id.toString("hex")} is not a node`);
@@ -76,7 +79,7 @@ export function layoutOf(file: string): Layout {
       const key = id.toString("hex");
       const known = nodes.get(key);
       if (known !== undefined) return known;
-      const row = read.get(id) as Row;
+      const row = read.get(id.subarray(0, 8), id) as Row;
       const bytes = rebuild(id);
       if (!isNode(bytes)) throw new Error(`object ${key} is not a node`);
       const node = { ...decode(key, bytes), stored: row.data.length, depth: row.depth };

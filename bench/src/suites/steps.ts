@@ -691,17 +691,11 @@ function layoutRow(workload: Workload, counted: CountFigures): string[] {
   const bytes = layout.bytesByObject;
   const file = Object.values(bytes).reduce((sum, n) => sum + n, 0);
   const nodes = Object.values(layout.nodeBytesPerStep).reduce((sum, n) => sum + n, 0);
-  const keyIndex = Object.entries(bytes)
-    .filter(
-      ([name]) =>
-        name.startsWith("workspace_object_") || name === "sqlite_autoindex_workspace_object_1",
-    )
-    .reduce((sum, [, n]) => sum + n, 0);
   return [
     workload,
     formatMib(file),
     formatMib(bytes.workspace_object ?? 0),
-    formatMib(keyIndex),
+    formatMib(bytes.workspace_object_by_id ?? 0),
     formatMib((bytes.journal ?? 0) + (bytes.sqlite_autoindex_journal_1 ?? 0)),
     String(nodes),
     Object.entries(layout.nodeBytesPerStep)

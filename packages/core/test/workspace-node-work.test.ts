@@ -33,7 +33,8 @@ function storedNodes(nodes: readonly DirectoryNode[]) {
   const reads = new Map<string, number>();
   const executor = {
     execute: async (_sql: string, params?: readonly unknown[]) => {
-      const key = idKey(params![0] as Uint8Array);
+      // A lookup by id binds the id's key-index prefix, then the id (workspace/object-key.ts).
+      const key = idKey(params!.at(-1) as Uint8Array);
       reads.set(key, (reads.get(key) ?? 0) + 1);
       const data = rows.get(key);
       return {

@@ -7,14 +7,16 @@
  * (the transaction goes on and commits), a malformed one is refused before
  * anything is written, and SQLite itself refuses an incoherent row. `verify`
  * passes a healthy file and reports one tampered with behind its back (a
- * tree, a root, a chunk, the journal).
+ * tree, a root, a chunk, the journal, an object id stored twice).
  */
 
 import { createHash } from "node:crypto";
 import {
+  APPLICATION_ID,
   EMPTY_ROOT_ID,
   type JournalEvent,
   type RunLease,
+  SCHEMA_V1,
   type StopReason,
   type StopStatus,
 } from "@runledger/core";
@@ -515,6 +517,39 @@ export function describeRunJournal(fx: Fixtures): void {
       expect(report.problems).toEqual([
         `file ${digest}: its inline content does not hash to its digest`,
       ]);
+    });
+
+    it("reports an object id stored twice (written while the trigger that keeps ids once was absent)", async () => {
+      // Built statement by statement from the manifest, as creation does, with two rows of one
+      // id inserted before `workspace_object_once` exists: the schema still matches exactly.
+      const emptyNode = encodeNode(0, []);
+      const emptyId = createHash("sha256").update(emptyNode).digest("hex");
+      expect(emptyId).toBe(EMPTY_ROOT_ID);
+      const file = Buffer.from(APART);
+      const fileId = createHash("sha256").update(file).digest("hex");
+      const object = (id: string, bytes: Buffer) =>
+        `INSERT INTO workspace_object (id, kind, size, data) VALUES (X'${id}', 0, ${bytes.length}, X'${bytes.toString("hex")}')`;
+      const statements = fx.remote ? [] : [`PRAGMA application_id = ${APPLICATION_ID}`];
+      for (const entry of SCHEMA_V1.objects) {
+        if (entry.sql === null) continue;
+        if (entry.name === "workspace_object_once") {
+          statements.push(object(emptyId, emptyNode), object(fileId, file), object(fileId, file));
+        }
+        statements.push(entry.sql);
+      }
+      statements.push(
+        `INSERT INTO runledger_identity (application_id, format, version) VALUES (${APPLICATION_ID}, 'runledger run database', 1)`,
+        `INSERT INTO run (singleton, workflow_id, run_id, status, created_at, updated_at) VALUES (1, '${CREATE.workflowId}', '${CREATE.runId}', 'running', 0, 0)`,
+        "PRAGMA user_version = 1",
+      );
+      const location = fx.location();
+      await raw(fx, location, statements, { create: true });
+
+      const lease = await runStore(fx).open(location, { create: CREATE });
+      const report = await lease.verify();
+      await lease.release();
+      expect(report.ok).toBe(false);
+      expect(report.problems).toEqual([`object ${fileId}: stored 2 times (an id is stored once)`]);
     });
 
     it("reports a piece of a large file whose bytes changed", async () => {

@@ -4,7 +4,9 @@
  * order, serialize to SCHEMA_V1_DIGEST; its workspace starts at the one
  * canonical empty root, which anyone can recompute from the documented
  * encoding; it is in WAL mode once open; a snapshot reports that header and
- * schema as stored and counts what the run holds. Creation is all or
+ * schema as stored and counts what the run holds. The schema keeps each
+ * object id once for any writer, and a lookup by id in the documented form
+ * searches the 8-byte key index. Creation is all or
  * nothing: a fault injected at any statement of it leaves no schema and both
  * pragmas 0, the open fails with that fault, and a later open creates the run
  * normally.
@@ -105,6 +107,50 @@ export function describeRunSchema(fx: Fixtures): void {
       const lease = await openRun(fx, location);
       const appended = await lease.transact((tx) => tx.journal.append({ hello: "root" }));
       expect(appended.rootId).toBe(EMPTY_ROOT_ID);
+    });
+
+    it("keeps each object id once for any writer: a repeated insert is skipped, an id update refused", async () => {
+      const location = await createdRun(fx);
+      const id = sha256("abc").toString("hex");
+      const count = `SELECT count(*) AS n, lower(hex(data)) AS data FROM workspace_object WHERE id = X'${id}'`;
+      // One statement naming the id twice stores it once; a later insert of it is skipped too,
+      // leaving the stored row as it is.
+      const [, first] = await raw(fx, location, [
+        `INSERT INTO workspace_object (id, kind, size, data) VALUES (X'${id}', 0, 3, X'616263'), (X'${id}', 0, 3, X'616263')`,
+        count,
+      ]);
+      expect(first).toEqual([{ n: 1, data: "616263" }]);
+      const [, again] = await raw(fx, location, [
+        `INSERT INTO workspace_object (id, kind, size, data) VALUES (X'${id}', 0, 3, X'78797a')`,
+        count,
+      ]);
+      expect(again).toEqual([{ n: 1, data: "616263" }]);
+
+      const refused = await failureOf(() =>
+        raw(fx, location, [`UPDATE workspace_object SET id = zeroblob(32) WHERE id = X'${id}'`]),
+      );
+      // The trigger's own words (a driver without result codes reports no "constraint" code).
+      expect(refused.message).toContain("an object id never changes");
+      expect((await raw(fx, location, [count]))[0]).toEqual([{ n: 1, data: "616263" }]);
+      // Other columns stay writable (a rewrite of a row keeps its id).
+      const [, rewritten] = await raw(fx, location, [
+        `UPDATE workspace_object SET data = X'78797a' WHERE id = X'${id}'`,
+        count,
+      ]);
+      expect(rewritten).toEqual([{ n: 1, data: "78797a" }]);
+    });
+
+    it("finds an object by id through the 8-byte key index, in the documented form", async () => {
+      const location = await createdRun(fx);
+      const key = `substr(X'${EMPTY_ROOT_ID}', 1, 8)`;
+      const [plan, found] = await raw(fx, location, [
+        `EXPLAIN QUERY PLAN SELECT kind, data FROM workspace_object WHERE substr(id, 1, 8) = ${key} AND id = X'${EMPTY_ROOT_ID}'`,
+        `SELECT lower(hex(id)) AS id FROM workspace_object WHERE substr(id, 1, 8) = ${key} AND id = X'${EMPTY_ROOT_ID}'`,
+      ]);
+      expect(plan!.map((row) => String(row.detail))).toEqual([
+        "SEARCH workspace_object USING INDEX workspace_object_by_id (<expr>=?)",
+      ]);
+      expect(found).toEqual([{ id: EMPTY_ROOT_ID }]);
     });
 
     it("holds the run's identity, definition, status running and no reason", async () => {

@@ -440,5 +440,20 @@ export function describeWorkspaceHistory(fx: Fixtures): void {
       ).rejects.toBe(stop);
       expect(await dumpTables(lease)).toStrictEqual(before);
     });
+
+    it("deletes exactly the unreachable set when the objects fill several pages of the sweep", async () => {
+      const { lease } = await newRun(fx);
+      // 1,200 distinct files over 256 bytes, each an object of its own; collection and
+      // verify read the object table 500 rows at a time.
+      const puts: Record<string, Uint8Array> = {};
+      for (let i = 0; i < 1200; i++) puts[`f/${i}`] = utf8(`${i} `.padEnd(300, "x"));
+      await apply(lease, { put: puts });
+      const doomed = Object.keys(puts).filter((_, i) => i % 3 !== 1);
+      await apply(lease, { delete: doomed });
+      await lease.transact((tx) => tx.workspace.prune({ before: 2 }));
+      const gone = await collectAndCheck(lease);
+      expect(gone.files.size).toBe(doomed.length);
+      expect(counts(allObjects(await storedTables(lease))).files).toBe(1200 - doomed.length);
+    });
   });
 }

@@ -12,6 +12,7 @@ import { createSchema } from "../schema/create.js";
 import { asDamage, describeFresh, recognize } from "../schema/recognize.js";
 import type { WriteScope } from "../transaction/scope.js";
 import { EMPTY_NODE } from "../workspace/node.js";
+import { objectIdEquals } from "../workspace/object-key.js";
 import { insertObjects, nodeRows } from "../workspace/objects.js";
 import { APPLICATION_ID, RUN_SCHEMA_VERSION, SCHEMA_V1 } from "./schema-v1.js";
 import type { RunContext, RunCreate } from "./types.js";
@@ -110,7 +111,7 @@ VALUES (1, ?, ?, ?, 'running', ?, ?)`,
  */
 const SINGLETONS = `SELECT r.workflow_id, r.run_id
 FROM run AS r, runledger_identity AS i, workspace_current AS c, workspace_object AS o
-WHERE r.singleton = 1 AND i.application_id = ${APPLICATION_ID} AND o.id = c.root_id`;
+WHERE r.singleton = 1 AND i.application_id = ${APPLICATION_ID} AND ${objectIdEquals("o.id", "c.root_id")}`;
 
 /** Only when SINGLETONS found nothing: which of the rows is missing, to say so. */
 const MISSING_SINGLETONS = `SELECT (SELECT count(*) FROM run) AS runs,

@@ -24,7 +24,8 @@
  * What a step writes is kept to a few pages: the journal row and its event
  * id's index entry (time-ordered ids append at the index's right edge), the
  * new objects — appended together at the object table's end, since it is a
- * rowid table — and their ids' entries in its key index. The object and
+ * rowid table — and their ids' entries in its key index, which holds only
+ * each id's first 8 bytes (../workspace/object-key.ts). The object and
  * piece tables are not WITHOUT ROWID on purpose: their rows (nodes of a few
  * hundred bytes, pieces of 256 KiB) are far above the twentieth of a page at
  * which SQLite advises WITHOUT ROWID; there, whole rows would sit at random
@@ -116,7 +117,7 @@ BEGIN SELECT RAISE(ABORT, 'journal events are immutable'); END`,
     table(
       "workspace_object",
       `CREATE TABLE workspace_object (
-  id BLOB NOT NULL PRIMARY KEY CHECK (length(id) = 32),
+  id BLOB NOT NULL CHECK (length(id) = 32),
   kind INTEGER NOT NULL CHECK (kind IN (0, 1, 2)),
   size INTEGER NOT NULL CHECK (size >= 0),
   depth INTEGER NOT NULL DEFAULT 0,
@@ -126,7 +127,26 @@ BEGIN SELECT RAISE(ABORT, 'journal events are immutable'); END`,
     OR (kind = 2 AND depth BETWEEN 1 AND ${MAX_CHAIN} AND length(data) > 32))
 ) STRICT`,
     ),
-    autoIndex("workspace_object", 1),
+    // The key index holds each id's first 8 bytes, not all 32 (see
+    // ../workspace/object-key.ts); the triggers keep each id once.
+    index(
+      "workspace_object_by_id",
+      "workspace_object",
+      "CREATE INDEX workspace_object_by_id ON workspace_object (substr(id, 1, 8))",
+    ),
+    trigger(
+      "workspace_object_once",
+      "workspace_object",
+      `CREATE TRIGGER workspace_object_once BEFORE INSERT ON workspace_object
+WHEN EXISTS (SELECT 1 FROM workspace_object WHERE substr(id, 1, 8) = substr(NEW.id, 1, 8) AND id = NEW.id)
+BEGIN SELECT RAISE(IGNORE); END`,
+    ),
+    trigger(
+      "workspace_object_id_fixed",
+      "workspace_object",
+      `CREATE TRIGGER workspace_object_id_fixed BEFORE UPDATE OF id ON workspace_object
+BEGIN SELECT RAISE(ABORT, 'an object id never changes: it is the address of its content'); END`,
+    ),
     table(
       "workspace_chunk",
       `CREATE TABLE workspace_chunk (

@@ -24,9 +24,19 @@ import {
   isCut,
   MAX_NODE_ENTRIES,
 } from "../workspace/node.js";
+import { OBJECT_BY_ID, objectKey } from "../workspace/object-key.js";
 import { BYTES, DELTA, idKey, readNodeBytes } from "../workspace/objects.js";
 
-const HAS_OBJECT = "SELECT 1 FROM workspace_object WHERE id = ?";
+const HAS_OBJECT = `SELECT 1 FROM workspace_object WHERE ${OBJECT_BY_ID}`;
+/**
+ * Ids stored more than once (only a writer that bypassed the schema's
+ * trigger can do that). The key index is walked in order, so only prefixes
+ * seen twice — none in a healthy file — are looked at row by row.
+ */
+const REPEATED_IDS = `SELECT lower(hex(id)) AS id, count(*) AS n FROM workspace_object
+WHERE substr(id, 1, 8) IN (
+  SELECT substr(id, 1, 8) FROM workspace_object GROUP BY substr(id, 1, 8) HAVING count(*) > 1)
+GROUP BY id HAVING count(*) > 1 ORDER BY id`;
 
 export interface VerifyReport {
   readonly ok: boolean;
@@ -105,6 +115,9 @@ export async function verifyRun(
     chunks += await checkLargeFile(reader, hash, id, Number(row.size), data, problems);
   }
   progress?.("objects", objects, total);
+  for (const row of (await reader.execute(REPEATED_IDS)).rows) {
+    problems.push(`object ${String(row.id)}: stored ${String(row.n)} times (an id is stored once)`);
+  }
 
   // Every retained root's nodes: present, well-formed, canonical.
   const roots = await retainedRoots(reader);
@@ -135,7 +148,7 @@ export async function verifyRun(
         }
       } else if (!files.has(idKey(item.target))) {
         files.add(idKey(item.target));
-        const found = await reader.execute(HAS_OBJECT, [item.target]);
+        const found = await reader.execute(HAS_OBJECT, objectKey(item.target));
         if (found.rows.length === 0) problems.push(`file ${toHex(item.target)}: missing`);
       }
     }

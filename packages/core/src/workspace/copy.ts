@@ -7,6 +7,7 @@
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { INSERT_CHUNK, READ_CHUNK } from "./files.js";
+import { OBJECT_BY_ID, objectKey } from "./object-key.js";
 import {
   BYTES,
   CHUNK_LIST,
@@ -18,7 +19,7 @@ import {
   readNodeBytes,
 } from "./objects.js";
 
-const READ_OBJECT = "SELECT kind, size, data FROM workspace_object WHERE id = ?";
+const READ_OBJECT = `SELECT kind, size, data FROM workspace_object WHERE ${OBJECT_BY_ID}`;
 
 export async function copyRoot(
   source: Executor,
@@ -41,7 +42,7 @@ export async function copyRoot(
     if (rows.length >= 256 || held >= 4 * 1024 * 1024) await flush();
   };
   const copyObject = async (id: Uint8Array) => {
-    const row = (await source.execute(READ_OBJECT, [id])).rows[0];
+    const row = (await source.execute(READ_OBJECT, objectKey(id))).rows[0];
     if (row === undefined) {
       throw new RunledgerError(
         "corrupt",

@@ -18,6 +18,7 @@ import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { type HashFunctions, utf8 } from "../port/hash.js";
 import { INLINE_MAX } from "./node.js";
+import { OBJECT_BY_ID, objectKey } from "./object-key.js";
 import { BYTES, CHUNK_LIST, idKey, type ObjectRow } from "./objects.js";
 
 /** The size blobs are cut into when written. Readers follow each blob's own chunk list. */
@@ -49,8 +50,8 @@ export interface StoredFile {
 /** Stores a piece once; copy.ts writes pieces with it too. */
 export const INSERT_CHUNK =
   "INSERT INTO workspace_chunk (prefix_digest, data) VALUES (?, ?) ON CONFLICT DO NOTHING";
-const HAS_OBJECT = "SELECT 1 FROM workspace_object WHERE id = ?";
-const READ_OBJECT = "SELECT kind, size, data FROM workspace_object WHERE id = ?";
+const HAS_OBJECT = `SELECT 1 FROM workspace_object WHERE ${OBJECT_BY_ID}`;
+const READ_OBJECT = `SELECT kind, size, data FROM workspace_object WHERE ${OBJECT_BY_ID}`;
 /** One piece's bytes by its key; copy.ts and verify read pieces with it too. */
 export const READ_CHUNK = "SELECT data FROM workspace_chunk WHERE prefix_digest = ?";
 const KEYS_PER_QUERY = 256;
@@ -95,7 +96,7 @@ async function storeKnownBytes(
     keys.push(running.copy().digest());
   }
   const digest = keys.at(-1)!;
-  if ((await executor.execute(HAS_OBJECT, [digest])).rows.length === 0) {
+  if ((await executor.execute(HAS_OBJECT, objectKey(digest))).rows.length === 0) {
     const present = await presentChunks(executor, keys);
     for (const [i, key] of keys.entries()) {
       if (present.has(i)) continue;
@@ -135,8 +136,9 @@ async function writeChunkList(
 ): Promise<void> {
   const list = new Uint8Array(keys.length * 32);
   for (const [i, key] of keys.entries()) list.set(key, i * 32);
+  // A file already stored is left as it is (the schema's trigger skips the row).
   await executor.execute(
-    "INSERT INTO workspace_object (id, kind, size, data) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+    "INSERT INTO workspace_object (id, kind, size, data) VALUES (?, ?, ?, ?)",
     [digest, CHUNK_LIST, size, list],
   );
 }
@@ -232,7 +234,7 @@ async function readObject(
   executor: Executor,
   digest: Uint8Array,
 ): Promise<{ kind: number; size: number; data: Uint8Array }> {
-  const row = (await executor.execute(READ_OBJECT, [digest])).rows[0];
+  const row = (await executor.execute(READ_OBJECT, objectKey(digest))).rows[0];
   if (row === undefined) {
     throw new RunledgerError(
       "corrupt",

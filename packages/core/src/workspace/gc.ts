@@ -14,6 +14,7 @@ import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { keysetRows } from "../port/keyset.js";
 import { EMPTY_ROOT_ID_BYTES, isNodeBytes } from "./node.js";
+import { OBJECT_BY_ID, objectKey } from "./object-key.js";
 import {
   BYTES,
   CHUNK_LIST,
@@ -35,11 +36,12 @@ export interface GarbageReport {
 
 const RETAINED_ROOTS = `SELECT DISTINCT root_id FROM journal
 UNION SELECT root_id FROM workspace_pin`;
-const FILE_KIND = "SELECT kind, data FROM workspace_object WHERE id = ?";
-const STORE_WHOLE = "UPDATE workspace_object SET kind = 0, depth = 0, data = ? WHERE id = ?";
+const FILE_KIND = `SELECT kind, data FROM workspace_object WHERE ${OBJECT_BY_ID}`;
+const STORE_WHOLE = "UPDATE workspace_object SET kind = 0, depth = 0, data = ? WHERE rowid = ?";
 const PAGE = 500;
+/** By rowid: the table's own order, so a page is a range of it and nothing is sorted. */
 const OBJECT_PAGE =
-  "SELECT id, kind, size, data FROM workspace_object WHERE id > ? ORDER BY id LIMIT ?";
+  "SELECT rowid, id, kind, size, data FROM workspace_object WHERE rowid > ? ORDER BY rowid LIMIT ?";
 const CHUNK_PAGE =
   "SELECT prefix_digest FROM workspace_chunk WHERE prefix_digest > ? ORDER BY prefix_digest LIMIT ?";
 
@@ -70,7 +72,7 @@ export async function markRetained(executor: Executor, cache: NodeCache): Promis
       const fileKey = idKey(item.target);
       if (marks.files.has(fileKey)) continue;
       marks.files.add(fileKey);
-      const row = (await executor.execute(FILE_KIND, [item.target])).rows[0];
+      const row = (await executor.execute(FILE_KIND, objectKey(item.target))).rows[0];
       if (row === undefined) {
         throw new RunledgerError(
           "corrupt",
@@ -93,25 +95,27 @@ export async function collectGarbage(executor: Executor, cache: NodeCache): Prom
   let nodes = 0;
   let files = 0;
   let chunks = 0;
-  const doomed: Uint8Array[] = [];
+  const doomed: number[] = [];
   const doomedKeys = new Set<string>();
-  const kept: { id: Uint8Array; base: string }[] = [];
+  const kept: { id: Uint8Array; rowid: number; base: string }[] = [];
   for await (const row of objectRows(executor)) {
     const id = row.id as Uint8Array;
     const key = idKey(id);
     const kind = Number(row.kind);
     const data = row.data as Uint8Array;
     if (marks.nodes.has(key) || marks.files.has(key)) {
-      if (kind === DELTA) kept.push({ id, base: idKey(data.subarray(0, 32)) });
+      if (kind === DELTA) {
+        kept.push({ id, rowid: Number(row.rowid), base: idKey(data.subarray(0, 32)) });
+      }
       continue;
     }
-    doomed.push(id);
+    doomed.push(Number(row.rowid));
     doomedKeys.add(key);
     if (kind === DELTA || (kind === BYTES && isNodeBytes(data))) nodes++;
     else files++;
   }
   // A kept delta whose base goes is first stored whole (its depth 0 stays below any delta onto it).
-  for (const { id } of kept.filter((delta) => doomedKeys.has(delta.base))) {
+  for (const { id, rowid } of kept.filter((delta) => doomedKeys.has(delta.base))) {
     const stored = await readNodeBytes(executor, id);
     if (stored.bytes === undefined) {
       throw new RunledgerError(
@@ -119,9 +123,9 @@ export async function collectGarbage(executor: Executor, cache: NodeCache): Prom
         "a retained directory node cannot be rebuilt from its delta; nothing was collected; run verify",
       );
     }
-    await executor.execute(STORE_WHOLE, [stored.bytes, id]);
+    await executor.execute(STORE_WHOLE, [stored.bytes, rowid]);
   }
-  await deleteAll(executor, "workspace_object", "id", doomed);
+  await deleteAll(executor, "workspace_object", "rowid", doomed);
   const doomedChunks: Uint8Array[] = [];
   for await (const row of pages(executor, CHUNK_PAGE, "prefix_digest")) {
     if (!marks.chunks.has(idKey(row.prefix_digest as Uint8Array))) {
@@ -138,9 +142,14 @@ export async function retainedRoots(executor: Executor): Promise<Uint8Array[]> {
   return (await executor.execute(RETAINED_ROOTS)).rows.map((row) => row.root_id as Uint8Array);
 }
 
-/** Every stored object (id, kind, size, data), in id order, a page at a time. */
+/** Every stored object (rowid, id, kind, size, data), in rowid order, a page at a time. */
 export function objectRows(executor: Executor): AsyncGenerator<Record<string, unknown>> {
-  return pages(executor, OBJECT_PAGE, "id");
+  return keysetRows({
+    start: 0,
+    page: async (after, limit) => (await executor.execute(OBJECT_PAGE, [after, limit])).rows,
+    keyOf: (row) => Number(row.rowid),
+    limit: PAGE,
+  });
 }
 
 /** Every row of a keyed table, a page at a time (keyset paging). */
@@ -161,7 +170,7 @@ async function deleteAll(
   executor: Executor,
   table: string,
   column: string,
-  ids: readonly Uint8Array[],
+  ids: readonly (Uint8Array | number)[],
 ): Promise<void> {
   for (let start = 0; start < ids.length; start += PAGE) {
     const batch = ids.slice(start, start + PAGE);

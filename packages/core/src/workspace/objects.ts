@@ -17,6 +17,7 @@ import { RunledgerError } from "../port/errors.js";
 import { type HashFunctions, toHex } from "../port/hash.js";
 import { applyDelta, encodeDelta, MAX_CHAIN } from "./delta.js";
 import { type DirectoryNode, decodeNode } from "./node.js";
+import { OBJECT_BY_ID, objectIdEquals, objectKey } from "./object-key.js";
 
 /** What workspace reads and writes share, per store: the node cache, and the hash for writing. */
 export interface WorkspaceContext {
@@ -45,14 +46,14 @@ export interface ObjectRow {
   readonly delta?: Uint8Array;
 }
 
-const LOAD = "SELECT kind, size, depth, data FROM workspace_object WHERE id = ?";
+const LOAD = `SELECT kind, size, depth, data FROM workspace_object WHERE ${OBJECT_BY_ID}`;
 /** Rows per INSERT: few statements for many objects, well under SQLite's variable limit. */
 const ROWS_PER_INSERT = 64;
 const values = (rows: number, columns: number) =>
   Array.from({ length: rows }, () => `(${Array(columns).fill("?").join(", ")})`).join(", ");
 /** Rows stored whole: id, kind, size, data. */
 const wholeSql = (rows: number) =>
-  `INSERT INTO workspace_object (id, kind, size, data) VALUES ${values(rows, 4)} ON CONFLICT DO NOTHING`;
+  `INSERT INTO workspace_object (id, kind, size, data) VALUES ${values(rows, 4)}`;
 /**
  * Rows some of which propose a delta: id, kind, size, whole data, then the
  * delta's base id and data (or nulls). The representation is chosen here,
@@ -67,8 +68,7 @@ SELECT v.column1,
   iif(b.depth < ${MAX_CHAIN}, b.depth + 1, 0),
   iif(b.depth < ${MAX_CHAIN}, v.column6, v.column4)
 FROM (VALUES ${values(rows, 6)}) AS v
-LEFT JOIN workspace_object AS b ON b.id = v.column5
-WHERE true ON CONFLICT DO NOTHING`;
+LEFT JOIN workspace_object AS b ON ${objectIdEquals("b.id", "v.column5")}`;
 const WHOLE_SQL = Array.from({ length: ROWS_PER_INSERT + 1 }, (_, n) =>
   n === 0 ? "" : wholeSql(n),
 );
@@ -76,7 +76,11 @@ const PROPOSING_SQL = Array.from({ length: ROWS_PER_INSERT + 1 }, (_, n) =>
   n === 0 ? "" : proposingSql(n),
 );
 
-/** Writes rows not yet stored (an id already present is left as it is): one statement per 64 rows. */
+/**
+ * Writes rows not yet stored: one statement per 64 rows. The schema's
+ * trigger skips a row whose id is already present (earlier rows of the same
+ * statement included), leaving the stored row as it is.
+ */
 export async function insertObjects(executor: Executor, rows: readonly ObjectRow[]): Promise<void> {
   for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
     const batch = rows.slice(start, start + ROWS_PER_INSERT);
@@ -117,7 +121,7 @@ export async function readNodeBytes(executor: Executor, id: Uint8Array): Promise
   let at = id;
   let above = MAX_CHAIN + 1;
   for (;;) {
-    const row = (await executor.execute(LOAD, [at])).rows[0];
+    const row = (await executor.execute(LOAD, objectKey(at))).rows[0];
     if (row === undefined) {
       return chain.length === 0 ? { missing: true } : { damage: "the base of a delta is missing" };
     }
