@@ -71,7 +71,7 @@ export function describeWorkspaceDeltas(fx: Fixtures): void {
       return { ...run, models, roots };
     }
 
-    /** The same run opened by a store of its own: no node of it cached. */
+    /** The same run opened by a store of its own: no node of it cached (the caller released its lease). */
     async function cold(location: string): Promise<RunLease> {
       const lease = await runStore(fx).open(location);
       onTestFinished(() => lease.release());
@@ -93,6 +93,7 @@ export function describeWorkspaceDeltas(fx: Fixtures): void {
         return leaves[0]![1].depth;
       });
       expect(leafDepths).toStrictEqual(roots.map((_, version) => version % (DEEPEST + 1)));
+      await lease.release();
       const reader = await cold(location);
       for (const [i, root] of roots.entries()) await expectWorkspace(reader, models[i]!, root);
       expect((await reader.verify()).problems).toStrictEqual([]);
@@ -112,20 +113,26 @@ export function describeWorkspaceDeltas(fx: Fixtures): void {
       expect([...after.keys()].sort()).toStrictEqual([...before.keys()].sort());
       // The current leaf's delta was onto a version only pruned roots reached: it is whole now.
       expect(deltas.some((id) => after.get(id)!.kind === 0)).toBe(true);
+      await lease.release();
       await expectWorkspace(await cold(location), models.at(-1)!, current);
     });
 
-    it("a fork stores every node whole and reads the same", async () => {
-      const { store, location, models } = await edited(5);
-      const fork = await store.fork(location, fx.location(), {
-        create: { workflowId: "conformance-workspace", runId: "forked-deltas" },
-      });
-      onTestFinished(() => fork.lease.release());
-      const tables = await storedTables(fork.lease);
-      expect([...tables.objects.values()].filter((object) => object.kind === 2)).toStrictEqual([]);
-      await expectWorkspace(fork.lease, models.at(-1)!);
-      expect((await fork.lease.verify()).problems).toStrictEqual([]);
-    });
+    fx.needs("walSharedMemory").it(
+      "a fork stores every node whole and reads the same",
+      async () => {
+        const { store, location, models } = await edited(5);
+        const fork = await store.fork(location, fx.location(), {
+          create: { workflowId: "conformance-workspace", runId: "forked-deltas" },
+        });
+        onTestFinished(() => fork.lease.release());
+        const tables = await storedTables(fork.lease);
+        expect([...tables.objects.values()].filter((object) => object.kind === 2)).toStrictEqual(
+          [],
+        );
+        await expectWorkspace(fork.lease, models.at(-1)!);
+        expect((await fork.lease.verify()).problems).toStrictEqual([]);
+      },
+    );
 
     describe("a broken chain is damage", () => {
       /** The run after `edits` steps, released, then changed by raw SQL; reopened cold. */
