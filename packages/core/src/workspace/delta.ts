@@ -48,7 +48,8 @@ export const MAX_CHAIN = 16;
  */
 export function encodeDelta(base: DirectoryNode, node: DirectoryNode): Uint8Array | undefined {
   const bytes = node.bytes;
-  if (bytes === undefined || base.level !== node.level) return undefined;
+  // A node of one entry differs from its base in that entry: its delta would be the node.
+  if (bytes === undefined || base.level !== node.level || node.items.length < 2) return undefined;
   const baseAt = entryOffsets(base.level, base.items);
   const nodeAt = entryOffsets(node.level, node.items);
   const ops = new Operations(bytes);
