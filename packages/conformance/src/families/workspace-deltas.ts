@@ -117,6 +117,38 @@ export function describeWorkspaceDeltas(fx: Fixtures): void {
       await expectWorkspace(await cold(location), models.at(-1)!, current);
     });
 
+    it("a delta onto a node that garbage collection stores whole stays a delta and reads back", async () => {
+      const { lease, location, models, roots } = await edited(3);
+      // Keep the last two versions: the older one's base goes, the newer one's base stays.
+      await lease.transact(async (tx) => {
+        await tx.workspace.pin("previous", { root: roots.at(-2)! });
+        await tx.workspace.prune({ before: roots.length });
+      });
+      const before = await storedTables(lease);
+      const previous = nodesOf(before, roots.at(-2)!);
+      const current = nodesOf(before, roots.at(-1)!);
+      await collectAndCheck(lease);
+      const after = await storedTables(lease);
+      // The pinned version's new nodes were deltas onto a pruned version: now whole.
+      const rewritten = [...previous.keys()].filter(
+        (id) =>
+          previous.get(id)!.kind === 2 && !current.has(id) && after.objects.get(id)!.kind === 0,
+      );
+      expect(rewritten.length).toBeGreaterThan(0);
+      // The current version's deltas onto them are still deltas, deeper than their (whole) bases.
+      const onRewritten = [...current.keys()].filter((id) => {
+        const base = before.objects.get(id)!.data.subarray(0, 32).toString("hex");
+        return current.get(id)!.kind === 2 && rewritten.includes(base);
+      });
+      expect(onRewritten.length).toBeGreaterThan(0);
+      for (const id of onRewritten) expect(after.objects.get(id)!.kind).toBe(2);
+      await lease.release();
+      const reader = await cold(location);
+      await expectWorkspace(reader, models.at(-2)!, roots.at(-2)!);
+      await expectWorkspace(reader, models.at(-1)!, roots.at(-1)!);
+      expect((await reader.verify()).problems).toStrictEqual([]);
+    });
+
     fx.needs("walSharedMemory").it(
       "a fork stores every node whole and reads the same",
       async () => {

@@ -96,12 +96,12 @@ export function* editWork(
   changes: readonly Change[],
 ): NodeWork<DirectoryNode> {
   if (changes.length === 0) return top;
-  // The old nodes of the level being rebuilt: each new node is stored as a change to one.
+  // The old nodes of the level being rebuilt: a new node may be stored as a delta onto one.
   let oldNodes: DirectoryNode[] = [];
   const build = (level: number, items: Item[]) => {
     const node = encodeNode(level, items, hash);
     const base = level === oldNodes[0]?.level ? baseFor(oldNodes, items) : undefined;
-    const built = base === undefined || base.id === node.id ? node : { ...node, base };
+    const built = base === undefined ? node : { ...node, base };
     loader.add(built);
     return built;
   };
