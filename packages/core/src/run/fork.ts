@@ -63,7 +63,7 @@ export async function forkInto(
           `cannot fork into ${target.location}: it already holds a run with history; choose a new location`,
         );
       }
-      await copyRoot(reader, tx, rootBytes, cache);
+      await copyRoot(reader, tx, rootBytes);
       const event = await journal.publish(
         journalText({
           kind: "fork",

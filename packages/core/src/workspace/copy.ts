@@ -7,14 +7,13 @@
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { INSERT_CHUNK, READ_CHUNK } from "./files.js";
+import { type DirectoryNode, decodeNode } from "./node.js";
 import { OBJECT_BY_ID, objectKey } from "./object-key.js";
 import {
   BYTES,
   CHUNK_LIST,
   idKey,
   insertObjects,
-  type NodeCache,
-  NodeLoader,
   type ObjectRow,
   readNodeBytes,
 } from "./objects.js";
@@ -25,9 +24,7 @@ export async function copyRoot(
   source: Executor,
   target: Executor,
   root: Uint8Array,
-  cache: NodeCache,
 ): Promise<void> {
-  const loader = new NodeLoader(source, cache);
   const seen = new Set<string>();
   const rows: ObjectRow[] = [];
   let held = 0;
@@ -67,15 +64,19 @@ export async function copyRoot(
     await keep({ id, kind, size: Number(row.size), data });
   };
   // A node goes whole: a delta's base may not be among what the root reaches.
-  const copyNode = async (id: Uint8Array) => {
+  const copyNode = async (id: Uint8Array): Promise<DirectoryNode> => {
     const stored = await readNodeBytes(source, id);
-    if (stored.bytes === undefined) {
+    const node = stored.bytes === undefined ? undefined : decodeNode(id, stored.bytes);
+    if (node === undefined || stored.bytes === undefined) {
       throw new RunledgerError(
         "corrupt",
-        "the source holds a directory node it cannot rebuild; run verify on it",
+        stored.missing
+          ? "the source misses a directory node its root reaches; run verify on it"
+          : "the source holds a directory node it cannot read; run verify on it",
       );
     }
     await keep({ id, kind: BYTES, size: stored.bytes.length, data: stored.bytes });
+    return node;
   };
   const pending: Uint8Array[] = [root];
   while (pending.length > 0) {
@@ -83,8 +84,7 @@ export async function copyRoot(
     const key = idKey(id);
     if (seen.has(key)) continue;
     seen.add(key);
-    const node = await loader.load(id);
-    await copyNode(id);
+    const node = await copyNode(id);
     for (const item of node.items) {
       if (item.kind !== "file") pending.push(item.target);
       else if (item.content === undefined && !seen.has(idKey(item.target))) {

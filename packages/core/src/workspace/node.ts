@@ -124,11 +124,7 @@ export function encodeNode(
   const names = items.map((item) => (isAscii(item.name) ? item.name : utf8(item.name)));
   let length = DOMAIN.length + 1 + varintLength(items.length);
   items.forEach((item, i) => {
-    const name = names[i]!;
-    length += (level === 0 ? 1 : 0) + varintLength(name.length) + name.length + 32;
-    if (level === 0 && item.kind === "file") {
-      length += varintLength(item.size) + (item.content?.length ?? 0);
-    }
+    length += entryLength(level, item, names[i]!.length);
   });
   const bytes = new Uint8Array(length);
   bytes.set(DOMAIN, 0);
@@ -163,14 +159,19 @@ export function entryOffsets(level: number, items: readonly Item[]): number[] {
   const at = [DOMAIN.length + 1 + varintLength(items.length)];
   let end = at[0]!;
   for (const item of items) {
-    const nameLength = isAscii(item.name) ? item.name.length : utf8(item.name).length;
-    end += (level === 0 ? 1 : 0) + varintLength(nameLength) + nameLength + 32;
-    if (level === 0 && item.kind === "file") {
-      end += varintLength(item.size) + (item.content?.length ?? 0);
-    }
+    end += entryLength(level, item, isAscii(item.name) ? item.name.length : utf8(item.name).length);
     at.push(end);
   }
   return at;
+}
+
+/** An entry's encoded length, given its name's UTF-8 length (the layout above). */
+function entryLength(level: number, item: Item, nameLength: number): number {
+  let length = (level === 0 ? 1 : 0) + varintLength(nameLength) + nameLength + 32;
+  if (level === 0 && item.kind === "file") {
+    length += varintLength(item.size) + (item.content?.length ?? 0);
+  }
+  return length;
 }
 
 /** The bytes every node starts with, up to its level byte: the domain and the level. */
