@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { createHash } from "node:crypto";
+import crypto from "node:crypto";
 import { closeSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { type Client, createClient } from "@libsql/client";
@@ -41,8 +41,15 @@ export interface LibsqlDriverOptions {
 // promise grows with the number of AsyncLocalStorage instances in use.
 const asyncContext = new AsyncLocalStorage();
 
-/** Node's native SHA-256: core hashes every stored file with it. */
-const hash = runtimeHash("node:crypto", () => createHash("sha256"));
+/**
+ * Node's native SHA-256: core hashes every stored file and node with it,
+ * whole inputs in one call where Node has `crypto.hash` (20.12 and later).
+ */
+const hash = runtimeHash(
+  "node:crypto",
+  () => crypto.createHash("sha256"),
+  typeof crypto.hash === "function" ? (data) => crypto.hash("sha256", data, "buffer") : undefined,
+);
 
 const files = syncProbe({
   cwd: () => process.cwd(),

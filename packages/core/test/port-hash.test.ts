@@ -1,5 +1,14 @@
+import { createHash, hash as oneShot } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { createSha256, fromHex, sha256, sha256Hex, toHex, utf8 } from "../src/port/hash.js";
+import {
+  createSha256,
+  fromHex,
+  runtimeHash,
+  sha256,
+  sha256Hex,
+  toHex,
+  utf8,
+} from "../src/port/hash.js";
 
 // FIPS 180-2 test vectors.
 const EMPTY = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
@@ -36,6 +45,46 @@ describe("sha256", () => {
       for (let i = 0; i < bytes.length; i += size) stream.update(bytes.subarray(i, i + size));
       expect(toHex(stream.digest()), `chunks of ${size}`).toBe(TWO_BLOCKS);
     }
+  });
+});
+
+describe("runtimeHash (an adapter's native SHA-256)", () => {
+  const counted = () => {
+    const calls = { created: 0, digested: 0 };
+    const hash = runtimeHash(
+      "node:crypto",
+      () => {
+        calls.created++;
+        return createHash("sha256");
+      },
+      (data) => {
+        calls.digested++;
+        return oneShot("sha256", data, "buffer");
+      },
+    );
+    return { calls, hash };
+  };
+
+  it("hashes a whole input with the one-shot digest when the runtime has one, as plain bytes", () => {
+    const { calls, hash } = counted();
+    const digest = hash.sha256(utf8(TWO_BLOCKS_INPUT));
+    expect(toHex(digest)).toBe(TWO_BLOCKS);
+    expect(Object.getPrototypeOf(digest)).toBe(Uint8Array.prototype);
+    expect(calls).toStrictEqual({ created: 0, digested: 1 });
+  });
+
+  it("streams through an incremental state, and hashes whole inputs with one without a one-shot digest", () => {
+    const { calls, hash } = counted();
+    const stream = hash.createSha256().update(utf8("ab"));
+    const copy = stream.copy();
+    expect(toHex(stream.update(utf8("c")).digest())).toBe(ABC);
+    expect(toHex(copy.update(utf8("c")).digest())).toBe(ABC);
+    expect(calls).toStrictEqual({ created: 1, digested: 0 });
+
+    const incremental = runtimeHash("node:crypto", () => createHash("sha256"));
+    const digest = incremental.sha256(new Uint8Array(0));
+    expect(toHex(digest)).toBe(EMPTY);
+    expect(Object.getPrototypeOf(digest)).toBe(Uint8Array.prototype);
   });
 });
 

@@ -99,11 +99,9 @@ describe("tree work without promises when its nodes are at hand", () => {
     const database = storedNodes(stored);
     // A cache smaller than the directory: nodes fall out of it while the edit runs.
     const cold = new NodeLoader(database.executor, new NodeCache(1024));
-    const startedAt = performance.now();
     const edited = editDirectory(cold, portableHash, top, changes);
     expect(edited).toBeInstanceOf(Promise);
     const after = await edited;
-    const elapsed = performance.now() - startedAt;
 
     expect(toHex(after.id)).toBe(toHex(expected.id));
     // Nothing computed twice: exactly the nodes the warm edit built, no orphans from a retry.
@@ -111,9 +109,9 @@ describe("tree work without promises when its nodes are at hand", () => {
     expect(database.reads.size).toBeGreaterThan(stored.length / 2);
     // A node is read when the walk of the level below passes it and again, if
     // the small cache has let it go, when its own level is walked: never more.
+    // So the work is linear in the nodes stored, whatever the machine's speed
+    // (a time limit here only failed on a loaded machine; the count is exact).
     expect(Math.max(...database.reads.values())).toBeLessThanOrEqual(2);
-    // Linear in the nodes read, far from quadratic (which would be minutes here).
-    expect(elapsed).toBeLessThan(30_000);
   });
 
   it("a plan into a cold nested tree reads the directories it reaches and gives the warm root", async () => {

@@ -552,6 +552,27 @@ export function describeRunJournal(fx: Fixtures): void {
       expect(report.problems).toEqual([`object ${fileId}: stored 2 times (an id is stored once)`]);
     });
 
+    it("reports an event id used twice (the schema keeps no index on event ids; an injected newId must not repeat one)", async () => {
+      const location = fx.location();
+      const ids = ["e1", "e2", "e2", "e3"];
+      const lease = await openRun(fx, location, { newId: () => ids.shift() ?? "e-more" });
+      const appended = await lease.transact(async (tx) => [
+        await tx.journal.append({ n: 1 }),
+        await tx.journal.append({ n: 2 }),
+        await tx.journal.append({ n: 3 }),
+      ]);
+      expect(appended.map((a) => a.eventId)).toEqual(["e1", "e2", "e2"]);
+      const report = await lease.verify();
+      expect(report.ok).toBe(false);
+      expect(report.problems).toEqual([
+        "journal: event id e2 is used by 2 events (an event id is unique)",
+      ]);
+      // Unique ids from here on: the repeat stays the only problem.
+      await lease.transact((tx) => tx.journal.append({ n: 4 }));
+      expect((await lease.verify()).problems).toHaveLength(1);
+      await lease.release();
+    });
+
     it("reports a piece of a large file whose bytes changed", async () => {
       const location = fx.location();
       const lease = await openRun(fx, location);

@@ -9,7 +9,11 @@ import { timeOrderedId } from "./ids.js";
 export interface InjectedContext {
   /** Milliseconds since the epoch. */
   readonly clock: () => number;
-  /** A fresh unique id (event ids, txn ids, log ids). */
+  /**
+   * A fresh id, never returned before (event ids, txn ids, log ids). Event
+   * ids are not re-checked on append — the run schema keeps no index on
+   * them — so a generator that repeats one stores a run `verify` reports.
+   */
   readonly newId: () => string;
 }
 

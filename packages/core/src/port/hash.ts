@@ -61,9 +61,16 @@ export interface RuntimeHash {
 /**
  * HashFunctions over a runtime's own SHA-256, for an adapter to hand core
  * (`Driver.hash`). Digests come back as plain Uint8Array copies, never the
- * runtime's own byte type.
+ * runtime's own byte type. `digest`, when the runtime has one, hashes a
+ * whole input in one call: a step hashes a few small nodes and files, where
+ * building an incremental state per input costs more than the hashing
+ * (Node's `crypto.hash`: about half of `createHash` for a few hundred bytes).
  */
-export function runtimeHash(name: string, create: () => RuntimeHash): HashFunctions {
+export function runtimeHash(
+  name: string,
+  create: () => RuntimeHash,
+  digest?: (data: Uint8Array) => Uint8Array,
+): HashFunctions {
   const wrap = (state: RuntimeHash): Sha256Stream => {
     const stream: Sha256Stream = {
       update(data) {
@@ -77,11 +84,14 @@ export function runtimeHash(name: string, create: () => RuntimeHash): HashFuncti
   };
   return Object.freeze({
     name,
-    sha256(data: Uint8Array) {
-      const state = create();
-      state.update(data);
-      return new Uint8Array(state.digest());
-    },
+    sha256:
+      digest === undefined
+        ? (data: Uint8Array) => {
+            const state = create();
+            state.update(data);
+            return new Uint8Array(state.digest());
+          }
+        : (data: Uint8Array) => new Uint8Array(digest(data)),
     createSha256: () => wrap(create()),
   });
 }

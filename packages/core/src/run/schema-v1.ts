@@ -21,9 +21,11 @@
  *   each such row records its depth, strictly above its base's and at most
  *   MAX_CHAIN, so a chain always ends at a whole node.
  *
- * What a step writes is kept to a few pages: the journal row and its event
- * id's index entry (time-ordered ids append at the index's right edge), the
- * new objects — appended together at the object table's end, since it is a
+ * What a step writes is kept to a few pages: the journal row (appended at
+ * the table's end; no index on `event_id` — core makes each id unique by
+ * construction, time-ordered with random bits, and `verify` reports an id
+ * used twice, so steps do not pay a page a commit to have SQLite re-prove
+ * it), the new objects — appended together at the object table's end, since it is a
  * rowid table — and their ids' entries in its key index, which holds only
  * each id's first 8 bytes (../workspace/object-key.ts). The object and
  * piece tables are not WITHOUT ROWID on purpose: their rows (nodes of a few
@@ -88,14 +90,13 @@ export const SCHEMA_V1: SchemaManifest = Object.freeze({
       "journal",
       `CREATE TABLE journal (
   sequence INTEGER PRIMARY KEY CHECK (sequence >= 1),
-  event_id TEXT NOT NULL UNIQUE CHECK (length(event_id) BETWEEN 1 AND 128),
+  event_id TEXT NOT NULL CHECK (length(event_id) BETWEEN 1 AND 128),
   idempotency_key TEXT CHECK (idempotency_key IS NULL OR length(idempotency_key) BETWEEN 1 AND 512),
   record TEXT NOT NULL CHECK (json_valid(record) AND json_type(record) = 'object'),
   root_id BLOB NOT NULL CHECK (length(root_id) = 32),
   written_at INTEGER NOT NULL
 ) STRICT`,
     ),
-    autoIndex("journal", 1),
     index(
       "journal_by_key",
       "journal",

@@ -1,7 +1,7 @@
 /**
  * The deep check, O(data) and explicit (opening never does this). It proves
  * what opening cannot afford to: SQLite's own integrity_check and
- * foreign_key_check; a gap-free journal; every object re-hashed — a file's
+ * foreign_key_check; a gap-free journal whose event ids are unique; every object re-hashed — a file's
  * content (a large one piece by piece, each piece's address re-derived from
  * the running hash) and every directory node's bytes (a node stored as a
  * delta rebuilt through its chain first); and, from every root
@@ -37,6 +37,13 @@ const REPEATED_IDS = `SELECT lower(hex(id)) AS id, count(*) AS n FROM workspace_
 WHERE substr(id, 1, 8) IN (
   SELECT substr(id, 1, 8) FROM workspace_object GROUP BY substr(id, 1, 8) HAVING count(*) > 1)
 GROUP BY id HAVING count(*) > 1 ORDER BY id`;
+/**
+ * Event ids used twice. Core makes each unique by construction, so the
+ * schema keeps no index on them (a step would pay a page a commit for it);
+ * only a writer that bypassed core can repeat one, and this finds it.
+ */
+const REPEATED_EVENT_IDS = `SELECT event_id, count(*) AS n FROM journal
+GROUP BY event_id HAVING count(*) > 1 ORDER BY event_id`;
 
 export interface VerifyReport {
   readonly ok: boolean;
@@ -82,6 +89,11 @@ export async function verifyRun(
   if (events > 0 && Number(journal.hi) - Number(journal.lo) + 1 !== events) {
     problems.push(
       `journal: ${events} events between ${journal.lo} and ${journal.hi}: the sequence has gaps`,
+    );
+  }
+  for (const row of (await reader.execute(REPEATED_EVENT_IDS)).rows) {
+    problems.push(
+      `journal: event id ${String(row.event_id)} is used by ${String(row.n)} events (an event id is unique)`,
     );
   }
 
