@@ -5,15 +5,17 @@ import {
   compareNames,
   type DirectoryNode,
   decodeNode,
+  directoryItem,
   EMPTY_NODE,
   EMPTY_ROOT_ID,
   encodeNode,
   INLINE_MAX,
+  INLINE_NODE_MAX,
   type Item,
   isCut,
   MAX_NODE_ENTRIES,
 } from "../src/workspace/node.js";
-import { NodeCache, NodeLoader } from "../src/workspace/objects.js";
+import { idKey, NodeCache, NodeLoader } from "../src/workspace/objects.js";
 import {
   buildDirectory,
   type Change,
@@ -84,6 +86,51 @@ describe("directory nodes (prolly trees)", () => {
     const edge = inline("a", "x".repeat(INLINE_MAX));
     const fits = encodeNode(0, [edge]);
     expect(decodeNode(fits.id, fits.bytes!)?.items).toEqual([edge]);
+  });
+
+  it("a directory's top of at most INLINE_NODE_MAX bytes is held in its entry, decodes with it, and nothing larger or garbled is", () => {
+    const child = encodeNode(0, [inline("f", "a small file")]);
+    const entry = directoryItem("d", child, portableHash);
+    expect(entry.content).toStrictEqual(child.bytes);
+    const parent = encodeNode(0, [entry]);
+    const decoded = decodeNode(parent.id, parent.bytes!);
+    const [held] = decoded!.items;
+    expect(held?.node?.items).toEqual(child.items);
+    expect(toHex(held!.target)).toBe(toHex(child.id));
+    expect(toHex(encodeNode(0, decoded!.items).bytes!)).toBe(toHex(parent.bytes!));
+
+    // One byte over the bound: named by id, a row of its own.
+    const edge = (size: number) => encodeNode(0, [inline("f", "x".repeat(size))]);
+    let size = 0;
+    while (edge(size + 1).bytes!.length <= INLINE_NODE_MAX) size++;
+    expect(edge(size).bytes!.length).toBe(INLINE_NODE_MAX);
+    expect(directoryItem("d", edge(size), portableHash).content).toBeDefined();
+    expect(directoryItem("d", edge(size + 1), portableHash).content).toBeUndefined();
+
+    // Held bytes over the bound, or that are not a node, make the parent unreadable.
+    const large = edge(size + 1);
+    const tooLarge = encodeNode(0, [{ ...entry, target: large.id, content: large.bytes! }]);
+    expect(decodeNode(tooLarge.id, tooLarge.bytes!)).toBeUndefined();
+    const garbled = encodeNode(0, [{ ...entry, content: child.bytes!.subarray(1) }]);
+    expect(decodeNode(garbled.id, garbled.bytes!)).toBeUndefined();
+  });
+
+  it("a node cache keeps what an edit built and lets go of the nodes it replaced", () => {
+    const cache = new NodeCache(16);
+    const old = encodeNode(0, [inline("a", "1")]);
+    const other = encodeNode(0, [inline("b", "2")]);
+    cache.set(idKey(old.id), old);
+    cache.set(idKey(other.id), other);
+    const built = { ...encodeNode(0, [inline("a", "3")]), base: old };
+    cache.replace([built]);
+    expect(cache.get(idKey(old.id))).toBeUndefined();
+    expect(cache.get(idKey(other.id))?.items).toEqual(other.items);
+    // Kept without its bytes or base: the replaced version is not held through it.
+    expect(cache.get(idKey(built.id))).toStrictEqual({
+      id: built.id,
+      level: 0,
+      items: built.items,
+    });
   });
 
   it("names order by UTF-8 bytes, astral characters after the whole BMP", () => {

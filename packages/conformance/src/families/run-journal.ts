@@ -24,7 +24,7 @@ import { CHUNK_SIZE } from "@runledger/core/engine";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
 import { CREATE, firstRow, noise, openRun, raw, runStore } from "./run-fixtures.js";
-import { encodeNode } from "./workspace-fixtures.js";
+import { encodeNode, INLINE_NODE_MAX, sha256Hex } from "./workspace-fixtures.js";
 
 /** A file larger than INLINE_MAX (256 bytes): stored apart, as an object of its own. */
 const APART = "a".repeat(257);
@@ -517,6 +517,47 @@ export function describeRunJournal(fx: Fixtures): void {
       expect(report.problems).toEqual([
         `file ${digest}: its inline content does not hash to its digest`,
       ]);
+    });
+
+    /** A pinned top of one directory entry named "d", naming `child` (held in the entry when `held`). */
+    const pinnedParent = (child: Buffer, held: boolean, target = sha256Hex(child)) => {
+      const bytes = encodeNode(0, [
+        { name: "d", kind: "directory", target, size: 0, ...(held ? { content: child } : {}) },
+      ]);
+      const id = sha256Hex(bytes);
+      const row = (rowId: string, data: Buffer) =>
+        `INSERT INTO workspace_object (id, kind, size, data) VALUES (X'${rowId}', 0, ${data.length}, X'${data.toString("hex")}')`;
+      return {
+        statements: [
+          ...(held ? [] : [row(sha256Hex(child), child)]),
+          row(id, bytes),
+          `INSERT INTO workspace_pin (name, root_id, created_at) VALUES ('odd', X'${id}', 0)`,
+        ],
+      };
+    };
+    /** A directory of one inline file: far below INLINE_NODE_MAX bytes. */
+    const smallDirectory = () =>
+      encodeNode(0, [
+        { name: "f", kind: "file", target: sha256Hex("f"), size: 1, content: Buffer.from("f") },
+      ]);
+
+    it("reports a directory small enough to be held in its entry that is stored apart (not canonical)", async () => {
+      const child = smallDirectory();
+      const report = await tampered(() => pinnedParent(child, false).statements);
+      expect(report.problems).toEqual([
+        `node ${sha256Hex(child)}: a directory's top of ${child.length} bytes stored apart (at most ${INLINE_NODE_MAX} is held in its entry; not canonical)`,
+      ]);
+    });
+
+    it("reports a directory held in its entry whose bytes do not hash to the id the entry names", async () => {
+      const child = smallDirectory();
+      const wrong = sha256Hex("another node");
+      const report = await tampered(() => pinnedParent(child, true, wrong).statements);
+      expect(report.problems).toEqual([
+        `node ${wrong}: held in its entry, its bytes do not hash to its id`,
+      ]);
+      // The same entry naming its node's own id is sound.
+      expect((await tampered(() => pinnedParent(child, true).statements)).problems).toEqual([]);
     });
 
     it("reports an object id stored twice (written while the trigger that keeps ids once was absent)", async () => {

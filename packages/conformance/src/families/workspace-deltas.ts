@@ -33,17 +33,21 @@ function content(file: number, version: number): Uint8Array {
   return new TextEncoder().encode(`file ${file} version ${version} `.padEnd(200, "."));
 }
 
-/** The nodes a root reaches, by id (hex), with their rows as stored. */
+/** The node rows a root reaches, by id (hex), as stored (a directory held in its entry has none). */
 function nodesOf(tables: StoredTables, root: string): Map<string, { kind: number; depth: number }> {
   const out = new Map<string, { kind: number; depth: number }>();
-  const pending = [root];
+  const pending: (string | Buffer)[] = [root];
   while (pending.length > 0) {
-    const id = pending.pop()!;
-    if (out.has(id)) continue;
-    const stored = tables.objects.get(id)!;
-    out.set(id, { kind: stored.kind, depth: stored.depth });
-    for (const entry of parseNode(nodeBytes(tables, id)).entries) {
-      if (entry.kind !== "file") pending.push(entry.target);
+    const next = pending.pop()!;
+    let bytes = next;
+    if (typeof next === "string") {
+      if (out.has(next)) continue;
+      const stored = tables.objects.get(next)!;
+      out.set(next, { kind: stored.kind, depth: stored.depth });
+      bytes = nodeBytes(tables, next);
+    }
+    for (const entry of parseNode(bytes as Buffer).entries) {
+      if (entry.kind !== "file") pending.push(entry.content ?? entry.target);
     }
   }
   return out;

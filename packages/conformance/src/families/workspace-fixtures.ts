@@ -202,16 +202,23 @@ export function reachableFrom(tables: StoredTables, retainedRoots: Iterable<stri
   const nodes = new Set<string>();
   const files = new Set<string>();
   const chunks = new Set<string>();
-  const pending = [...retainedRoots];
+  // A node id to look up, or the bytes of a directory held in its entry (no row of its own).
+  const pending: (string | Buffer)[] = [...retainedRoots];
   while (pending.length > 0) {
-    const id = pending.pop()!;
-    if (nodes.has(id)) continue;
-    const stored = tables.objects.get(id);
-    if (stored === undefined) continue;
-    nodes.add(id);
-    for (const entry of parseNode(nodeBytes(tables, id)).entries) {
+    const next = pending.pop()!;
+    let bytes: Buffer;
+    if (typeof next === "string") {
+      if (nodes.has(next)) continue;
+      const stored = tables.objects.get(next);
+      if (stored === undefined) continue;
+      nodes.add(next);
+      bytes = nodeBytes(tables, next);
+    } else {
+      bytes = next;
+    }
+    for (const entry of parseNode(bytes).entries) {
       if (entry.kind !== "file") {
-        pending.push(entry.target);
+        pending.push(entry.content ?? entry.target);
         continue;
       }
       if (entry.content !== undefined) continue; // inline: no object of its own
@@ -358,6 +365,8 @@ const CUT_ONE_IN = 12;
 const MAX_NODE_ENTRIES = 48;
 /** The documented largest file held inside its leaf entry. */
 export const INLINE_MAX = 256;
+/** The documented largest directory top node held inside its parent's leaf entry. */
+export const INLINE_NODE_MAX = 512;
 
 export interface NodeEntry {
   readonly name: string;
@@ -365,7 +374,7 @@ export interface NodeEntry {
   /** hex */
   readonly target: string;
   readonly size: number;
-  /** An inline file's content (kind byte 0x03). */
+  /** An inline file's content (kind byte 0x03), or an inline directory's top node (0x04). */
   readonly content?: Buffer;
 }
 
@@ -401,7 +410,7 @@ export function parseNode(data: Buffer): { level: number; entries: NodeEntry[] }
   while (count-- > 0) {
     let kind: NodeEntry["kind"] = "node";
     const byte = level === 0 ? data[at++] : undefined;
-    if (byte !== undefined) kind = byte === 2 ? "directory" : "file";
+    if (byte !== undefined) kind = byte === 2 || byte === 4 ? "directory" : "file";
     let length: number;
     [length, at] = readVarint(data, at);
     const name = data.subarray(at, at + length).toString("utf8");
@@ -413,11 +422,25 @@ export function parseNode(data: Buffer): { level: number; entries: NodeEntry[] }
     if (byte === 3) {
       entries.push({ name, kind, target, size, content: data.subarray(at, at + size) });
       at += size;
+    } else if (byte === 4) {
+      let length: number;
+      [length, at] = readVarint(data, at);
+      entries.push({ name, kind, target, size, content: data.subarray(at, at + length) });
+      at += length;
     } else {
       entries.push({ name, kind, target, size });
     }
   }
   return { level, entries };
+}
+
+/** A node's entries and, recursively, those of the directories held in its entries. */
+export function nodeEntries(data: Buffer): NodeEntry[] {
+  return parseNode(data).entries.flatMap((entry) =>
+    entry.kind === "directory" && entry.content !== undefined
+      ? [entry, ...nodeEntries(entry.content)]
+      : [entry],
+  );
 }
 
 /** FNV-1a over the level byte and the name's UTF-8, then MurmurHash3's 32-bit finalizer. */
@@ -439,16 +462,20 @@ export function encodeNode(level: number, entries: readonly NodeEntry[]): Buffer
   for (const entry of entries) {
     const name = Buffer.from(entry.name, "utf8");
     const inline = entry.content !== undefined;
-    if (level === 0) parts.push(Buffer.from([entry.kind === "directory" ? 2 : inline ? 3 : 1]));
+    if (level === 0) {
+      const kind = entry.kind === "directory" ? (inline ? 4 : 2) : inline ? 3 : 1;
+      parts.push(Buffer.from([kind]));
+    }
     parts.push(varint(name.length), name, Buffer.from(entry.target, "hex"));
     if (entry.kind === "file") parts.push(varint(entry.size));
+    else if (entry.content !== undefined) parts.push(varint(entry.content.length));
     if (entry.content !== undefined) parts.push(entry.content);
   }
   return Buffer.concat(parts);
 }
 
-/** A directory's top node id: entries cut into nodes level by level until one node is left. */
-function referenceDirectoryId(entries: NodeEntry[]): string {
+/** A directory's top node, id and bytes: entries cut into nodes level by level until one is left. */
+function referenceDirectory(entries: NodeEntry[]): { id: string; bytes: Buffer } {
   let level = 0;
   let items = [...entries].sort((a, b) => compareNames(a.name, b.name));
   for (;;) {
@@ -462,8 +489,9 @@ function referenceDirectoryId(entries: NodeEntry[]): string {
       }
     }
     if (open.length > 0 || groups.length === 0) groups.push(open);
-    const ids = groups.map((group) => sha256Hex(encodeNode(level, group)));
-    if (groups.length === 1) return ids[0]!;
+    const nodes = groups.map((group) => encodeNode(level, group));
+    const ids = nodes.map((bytes) => sha256Hex(bytes));
+    if (groups.length === 1) return { id: ids[0]!, bytes: nodes[0]! };
     items = groups.map((group, i) => ({
       name: group[0]!.name,
       kind: "node",
@@ -474,16 +502,22 @@ function referenceDirectoryId(entries: NodeEntry[]): string {
   }
 }
 
-function referenceTreeId(directory: Directory): string {
+function referenceTree(directory: Directory): { id: string; bytes: Buffer } {
   const entries: NodeEntry[] = [];
   for (const [name, bytes] of directory.files) {
     const file = { name, kind: "file", target: sha256Hex(bytes), size: bytes.length } as const;
     entries.push(bytes.length <= INLINE_MAX ? { ...file, content: Buffer.from(bytes) } : file);
   }
   for (const [name, sub] of directory.directories) {
-    entries.push({ name, kind: "directory", target: referenceTreeId(sub), size: 0 });
+    const top = referenceTree(sub);
+    const entry = { name, kind: "directory", target: top.id, size: 0 } as const;
+    entries.push(top.bytes.length <= INLINE_NODE_MAX ? { ...entry, content: top.bytes } : entry);
   }
-  return referenceDirectoryId(entries);
+  return referenceDirectory(entries);
+}
+
+function referenceTreeId(directory: Directory): string {
+  return referenceTree(directory).id;
 }
 
 /** The root id the model gives, computed from the documented encoding. */

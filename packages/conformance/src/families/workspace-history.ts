@@ -333,7 +333,13 @@ export function describeWorkspaceHistory(fx: Fixtures): void {
         models.push(model);
         return result;
       };
-      const r1 = await step({ "a/keep": utf8("keep"), "b/dead": ab, "c/x": utf8("x") }); // 1
+      // c/ holds two inline files of 250 bytes: its node is too large to be held in its entry.
+      const r1 = await step({
+        "a/keep": utf8("keep"),
+        "b/dead": ab,
+        "c/x": utf8("x".repeat(250)),
+        "c/y": utf8("y".repeat(250)),
+      }); // 1
       const r2 = await step({ "b/dead": ac }); // 2
       const r3 = await step({ "p/pinned": filled(5000, 5) }, ["c"]); // 3
       const r4 = await step({}, ["p"]); // 4

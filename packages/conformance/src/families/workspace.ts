@@ -24,8 +24,11 @@ import {
   expectRefusedUnchanged,
   expectWorkspace,
   INLINE_MAX,
+  INLINE_NODE_MAX,
   type Model,
   newRun,
+  nodeBytes,
+  nodeEntries,
   objectCounts,
   parseNode,
   query,
@@ -33,6 +36,7 @@ import {
   referenceRootId,
   rowCounts,
   sha256Hex,
+  storedTables,
   utf8,
 } from "./workspace-fixtures.js";
 import { describeWorkspaceHistory } from "./workspace-history.js";
@@ -94,10 +98,7 @@ const changesOf = (m: Model) => ({ put: Object.fromEntries(m) });
 
 /** The tree id that the top tree of `root` names for `name`, read straight from the tables. */
 async function subtreeOf(lease: RunLease, root: string, name: string): Promise<string> {
-  const rows = await query(lease, "SELECT data FROM workspace_object WHERE id = ?", [
-    Buffer.from(root, "hex"),
-  ]);
-  const entry = parseNode(Buffer.from(rows[0]?.data as Uint8Array)).entries.find(
+  const entry = parseNode(nodeBytes(await storedTables(lease), root)).entries.find(
     (e) => e.name === name,
   );
   return String(entry?.target);
@@ -229,7 +230,7 @@ export function describeWorkspace(fx: Fixtures): void {
         nodes
           .map((row) => Buffer.from(row.data as Uint8Array))
           .filter((data) => data.subarray(0, 16).toString() === "runledger/node/1")
-          .flatMap((data) => parseNode(data).entries)
+          .flatMap((data) => nodeEntries(data))
           .map((entry) => Buffer.from(entry.name, "utf8").toString("hex")),
       );
       for (const name of ["café", "naïve.txt", "日本語", "😀 grin.txt", "Ω", "z\u00a0c1"]) {
@@ -342,8 +343,9 @@ export function describeWorkspace(fx: Fixtures): void {
       });
       await expectWorkspace(lease, expected);
       // One object for the large content, its pieces stored once (the small
-      // files are inline); nodes: the top, as/ and the empty root.
-      expect(await objectCounts(lease)).toStrictEqual({ nodes: 3, files: 1, chunks: 2 });
+      // files are inline); nodes: the top (as/ is small enough to be held in
+      // its entry) and the empty root.
+      expect(await objectCounts(lease)).toStrictEqual({ nodes: 2, files: 1, chunks: 2 });
     });
 
     it("refuses a stream that yields something other than bytes, writing nothing", async () => {
@@ -509,8 +511,8 @@ export function describeWorkspace(fx: Fixtures): void {
       const after = await objectCounts(lease);
       expect(after.files - before.files).toBe(1);
       expect(after.chunks - before.chunks).toBe(3);
-      // The top, one/ and two/.
-      expect(after.nodes - before.nodes).toBe(3);
+      // The top only: one/ and two/ are small enough to be held in its entries.
+      expect(after.nodes - before.nodes).toBe(1);
     });
 
     it("stores nothing new for content an earlier apply already stored", async () => {
@@ -529,8 +531,8 @@ export function describeWorkspace(fx: Fixtures): void {
       const after = await objectCounts(lease);
       expect(after.files).toBe(before.files);
       expect(after.chunks).toBe(before.chunks);
-      // Only a new top and later/.
-      expect(after.nodes).toBe(before.nodes + 2);
+      // Only a new top, holding later/ in its entry.
+      expect(after.nodes).toBe(before.nodes + 1);
     });
 
     it("stores a piece once for every file that shares the bytes up to its end", async () => {
@@ -582,9 +584,48 @@ export function describeWorkspace(fx: Fixtures): void {
         referenceDirectoryTreeId(second, "right"),
       );
       const after = await objectCounts(lease);
-      // The top and "right" are new; "left" and "left/deep" are shared.
-      expect(after.nodes - before.nodes).toBe(2);
+      // Only the top is a new row: "right" changed but is held in its entry,
+      // and "left" (holding "left/deep") is the same bytes as before.
+      expect(after.nodes - before.nodes).toBe(1);
       expect(after.files - before.files).toBe(1);
+    });
+
+    it("holds a directory whose top node is at most INLINE_NODE_MAX bytes in its parent's entry, and moves it to a row of its own and back as it grows and shrinks", async () => {
+      const { lease } = await newRun(fx);
+      /** The entry the top names for "small", as stored, and the directory's documented id. */
+      const smallEntry = async (m: Model, rootId: string) => {
+        const entry = parseNode(nodeBytes(await storedTables(lease), rootId)).entries.find(
+          (e) => e.name === "small",
+        )!;
+        expect(entry.target).toBe(referenceDirectoryTreeId(m, "small"));
+        return entry;
+      };
+      const big = (tag: string) => tag.repeat(250);
+      let m = model({ "small/a": "a" });
+      let r = await apply(lease, changesOf(m));
+      const held = await smallEntry(m, r.rootId);
+      expect(held.content?.length).toBeLessThanOrEqual(INLINE_NODE_MAX);
+      expect(sha256Hex(held.content!)).toBe(held.target);
+      // No row of its own: the top and the empty root are the only nodes.
+      expect((await objectCounts(lease)).nodes).toBe(2);
+      await expectWorkspace(lease, m);
+
+      // Two more inline files of 250 bytes: its node outgrows the bound and becomes a row.
+      m = applyToModel(m, { "small/b": utf8(big("b")), "small/c": utf8(big("c")) }, []);
+      r = await apply(lease, { put: { "small/b": big("b"), "small/c": big("c") } });
+      const apart = await smallEntry(m, r.rootId);
+      expect(apart.content).toBeUndefined();
+      const row = (await storedTables(lease)).objects.get(apart.target);
+      expect(row?.size).toBeGreaterThan(INLINE_NODE_MAX);
+      expect((await objectCounts(lease)).nodes).toBe(4);
+      await expectWorkspace(lease, m);
+
+      // Shrunk back, it is held in the entry again: the same bytes, the same id as at first.
+      m = applyToModel(m, {}, ["small/b", "small/c"]);
+      r = await apply(lease, { delete: ["small/b", "small/c"] });
+      expect(await smallEntry(m, r.rootId)).toStrictEqual(held);
+      await expectWorkspace(lease, m);
+      expect((await lease.verify()).problems).toStrictEqual([]);
     });
 
     it("publishes the same root again when an apply changes nothing, and still journals it", async () => {

@@ -8,7 +8,8 @@
  * the run retains, every reference resolved: each node present, well-formed,
  * in its canonical encoding and canonically cut (so a root id still says
  * exactly what the workspace holds), each file present (an inline file's
- * content re-hashed against the digest its entry records).
+ * content re-hashed against the digest its entry records), each directory
+ * held in its entry exactly when it is small (its bytes re-hashed likewise).
  */
 import type { Executor } from "../port/driver.js";
 import type { HashFunctions } from "../port/hash.js";
@@ -21,6 +22,8 @@ import {
   decodeNode,
   EMPTY_ROOT_ID_BYTES,
   encodeNode,
+  INLINE_NODE_MAX,
+  type Item,
   isCut,
   MAX_NODE_ENTRIES,
 } from "../workspace/node.js";
@@ -136,21 +139,34 @@ export async function verifyRun(
   progress?.("roots", 0, roots.length);
   const checked = new Set<string>();
   const files = new Set<string>();
-  const pending: { id: Uint8Array; last: boolean; top: boolean }[] = [
+  // `entry`: a directory's top named by an entry (a root is not), which is
+  // a row only when too large to be held in the entry; `held`: the entry
+  // holding it, whose bytes are checked in place of a row's.
+  const pending: Place[] = [
     { id: EMPTY_ROOT_ID_BYTES, last: true, top: true },
     ...roots.map((id) => ({ id, last: true, top: true })),
   ];
   while (pending.length > 0) {
-    const { id, last, top } = pending.pop()!;
-    const key = `${toHex(id)}:${last}:${top}`;
-    if (checked.has(key)) continue;
+    const { id, last, top, entry, held } = pending.pop()!;
+    const key = `${toHex(id)}:${last}:${top}:${entry === true}:${held !== undefined}`;
+    if (held === undefined && checked.has(key)) continue;
     checked.add(key);
-    const node = await loadNode(reader, id, problems);
+    const node =
+      held === undefined
+        ? await loadNode(reader, id, problems, entry === true)
+        : checkHeld(held, hash, problems);
     if (node === undefined) continue;
     checkNode(node, { last, top }, problems);
     for (const [i, item] of node.items.entries()) {
-      if (item.kind === "directory") pending.push({ id: item.target, last: true, top: true });
-      else if (item.kind === "node") {
+      if (item.kind === "directory") {
+        pending.push({
+          id: item.target,
+          last: true,
+          top: true,
+          entry: true,
+          held: item.node && item,
+        });
+      } else if (item.kind === "node") {
         pending.push({ id: item.target, last: last && i === node.items.length - 1, top: false });
       } else if (item.content !== undefined) {
         if (toHex(hash.sha256(item.content)) !== toHex(item.target)) {
@@ -209,10 +225,34 @@ async function checkLargeFile(
   return pieces;
 }
 
+/** Where a node is reached from, and so what it must look like (see the walk above). */
+interface Place {
+  readonly id: Uint8Array;
+  readonly last: boolean;
+  readonly top: boolean;
+  readonly entry?: boolean;
+  readonly held?: Item | undefined;
+}
+
+/** A directory's top held in its entry: its bytes hash to the id the entry names and are canonical. */
+function checkHeld(item: Item, hash: HashFunctions, problems: string[]): DirectoryNode | undefined {
+  const bytes = item.content!;
+  const node = item.node!;
+  if (toHex(hash.sha256(bytes)) !== toHex(item.target)) {
+    problems.push(`node ${toHex(item.target)}: held in its entry, its bytes do not hash to its id`);
+    return undefined;
+  }
+  if (toHex(encodeNode(node.level, node.items).bytes!) !== toHex(bytes)) {
+    problems.push(`node ${toHex(item.target)}: not in the canonical encoding`);
+  }
+  return node;
+}
+
 async function loadNode(
   reader: Executor,
   id: Uint8Array,
   problems: string[],
+  entry = false,
 ): Promise<DirectoryNode | undefined> {
   const stored = await readNodeBytes(reader, id);
   if (stored.missing) {
@@ -226,6 +266,12 @@ async function loadNode(
   }
   if (toHex(encodeNode(node.level, node.items).bytes!) !== toHex(stored.bytes)) {
     problems.push(`node ${toHex(id)}: not in the canonical encoding`);
+  }
+  if (entry && stored.bytes.length <= INLINE_NODE_MAX) {
+    problems.push(
+      `node ${toHex(id)}: a directory's top of ${stored.bytes.length} bytes stored apart ` +
+        `(at most ${INLINE_NODE_MAX} is held in its entry; not canonical)`,
+    );
   }
   return node;
 }

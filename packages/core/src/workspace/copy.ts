@@ -78,15 +78,22 @@ export async function copyRoot(
     await keep({ id, kind: BYTES, size: stored.bytes.length, data: stored.bytes });
     return node;
   };
-  const pending: Uint8Array[] = [root];
+  // Ids of nodes to copy, or a directory held inline in its entry (copied
+  // with that entry's node; the rows and files below it still are to copy).
+  const pending: (Uint8Array | DirectoryNode)[] = [root];
   while (pending.length > 0) {
-    const id = pending.pop()!;
-    const key = idKey(id);
-    if (seen.has(key)) continue;
-    seen.add(key);
-    const node = await copyNode(id);
+    const next = pending.pop()!;
+    let node: DirectoryNode;
+    if (next instanceof Uint8Array) {
+      const key = idKey(next);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      node = await copyNode(next);
+    } else {
+      node = next;
+    }
     for (const item of node.items) {
-      if (item.kind !== "file") pending.push(item.target);
+      if (item.kind !== "file") pending.push(item.node ?? item.target);
       else if (item.content === undefined && !seen.has(idKey(item.target))) {
         seen.add(idKey(item.target));
         await copyObject(item.target);

@@ -13,7 +13,7 @@
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { keysetRows } from "../port/keyset.js";
-import { EMPTY_ROOT_ID_BYTES, isNodeBytes } from "./node.js";
+import { type DirectoryNode, EMPTY_ROOT_ID_BYTES, isNodeBytes } from "./node.js";
 import { OBJECT_BY_ID, objectKey } from "./object-key.js";
 import {
   BYTES,
@@ -56,16 +56,26 @@ export interface Marks {
 export async function markRetained(executor: Executor, cache: NodeCache): Promise<Marks> {
   const marks: Marks = { nodes: new Set(), files: new Set(), chunks: new Set() };
   const loader = new NodeLoader(executor, cache);
-  const pending: Uint8Array[] = [EMPTY_ROOT_ID_BYTES, ...(await retainedRoots(executor))];
+  // Ids of rows to mark, or a directory held inline in its entry: no row of
+  // its own to mark, but the rows and files below it are retained.
+  const pending: (Uint8Array | DirectoryNode)[] = [
+    EMPTY_ROOT_ID_BYTES,
+    ...(await retainedRoots(executor)),
+  ];
   while (pending.length > 0) {
-    const id = pending.pop()!;
-    const key = idKey(id);
-    if (marks.nodes.has(key)) continue;
-    marks.nodes.add(key);
-    const node = await loader.load(id);
+    const next = pending.pop()!;
+    let node: DirectoryNode;
+    if (next instanceof Uint8Array) {
+      const key = idKey(next);
+      if (marks.nodes.has(key)) continue;
+      marks.nodes.add(key);
+      node = await loader.load(next);
+    } else {
+      node = next;
+    }
     for (const item of node.items) {
       if (item.kind !== "file") {
-        pending.push(item.target);
+        pending.push(item.node ?? item.target);
         continue;
       }
       if (item.content !== undefined) continue; // inline: no row of its own

@@ -17,9 +17,17 @@
  *   "runledger/node/1" 0x00 · level (1 byte) · entry count (LEB128) · entries
  *
  * A level-0 (leaf) entry is kind (0x01 file, 0x02 directory, 0x03 inline
- * file) · name length (LEB128) · name (UTF-8) · target (32 bytes: the file's
- * SHA-256, or the directory's top node id) · for a file, its size (LEB128) ·
- * for an inline file, its content (size bytes). A file of at most INLINE_MAX
+ * file, 0x04 inline directory) · name length (LEB128) · name (UTF-8) ·
+ * target (32 bytes: the file's SHA-256, or the directory's top node id) ·
+ * for a file, its size (LEB128) · for an inline file, its content (size
+ * bytes) · for an inline directory, its top node's length (LEB128) and
+ * bytes. A directory whose top node is at most INLINE_NODE_MAX bytes is
+ * always inline, a larger one never, for the same reasons as a file: a step
+ * that changes a small directory — a folder holding a state file — stores
+ * one node, not two, and the parent's row carries the child's bytes instead
+ * of a second row and a second entry at a random place in the key index.
+ * Only a directory's top is ever held in an entry; the nodes below a large
+ * directory's top, and every root, are rows. A file of at most INLINE_MAX
  * bytes is always inline, a larger one never: the choice is the content's,
  * so ids stay history independent. Inline, a small file costs no row of its
  * own and a step that writes one stores one object fewer; INLINE_MAX keeps a
@@ -46,11 +54,18 @@ export const CUT_ONE_IN = 12;
 export const MAX_NODE_ENTRIES = 48;
 /** A file of at most this many bytes lives inside its directory's leaf entry. */
 export const INLINE_MAX = 256;
+/**
+ * A directory whose top node is at most this many bytes lives inside its
+ * parent's leaf entry: a directory of one inline file of INLINE_MAX bytes
+ * with a name of up to 150 bytes fits, so does one of a few small files.
+ */
+export const INLINE_NODE_MAX = 512;
 
 const DOMAIN = utf8("runledger/node/1\u0000");
 const FILE = 1;
 const DIRECTORY = 2;
 const INLINE_FILE = 3;
+const INLINE_DIRECTORY = 4;
 
 export type ItemKind = "file" | "directory" | "node";
 
@@ -62,8 +77,13 @@ export interface Item {
   readonly target: Uint8Array;
   /** Files: the content's size in bytes; 0 otherwise. */
   readonly size: number;
-  /** A file of at most INLINE_MAX bytes: its content, held in the entry. */
+  /**
+   * A file of at most INLINE_MAX bytes: its content, held in the entry; a
+   * directory whose top node is at most INLINE_NODE_MAX bytes: that node's bytes.
+   */
   readonly content?: Uint8Array;
+  /** An inline directory's top node, decoded from `content`. */
+  readonly node?: DirectoryNode;
 }
 
 export interface DirectoryNode {
@@ -143,12 +163,13 @@ export function encodeNode(
     at += name.length;
     bytes.set(item.target, at);
     at += 32;
-    if (level === 0 && item.kind === "file") {
-      at = writeVarint(bytes, at, item.size);
-      if (item.content !== undefined) {
-        bytes.set(item.content, at);
-        at += item.content.length;
-      }
+    if (level === 0 && item.kind === "file") at = writeVarint(bytes, at, item.size);
+    else if (level === 0 && item.content !== undefined) {
+      at = writeVarint(bytes, at, item.content.length);
+    }
+    if (level === 0 && item.content !== undefined) {
+      bytes.set(item.content, at);
+      at += item.content.length;
     }
   });
   return { id: hash.sha256(bytes), level, items, bytes };
@@ -170,6 +191,8 @@ function entryLength(level: number, item: Item, nameLength: number): number {
   let length = (level === 0 ? 1 : 0) + varintLength(nameLength) + nameLength + 32;
   if (level === 0 && item.kind === "file") {
     length += varintLength(item.size) + (item.content?.length ?? 0);
+  } else if (level === 0 && item.content !== undefined) {
+    length += varintLength(item.content.length) + item.content.length;
   }
   return length;
 }
@@ -201,7 +224,7 @@ export function decodeNode(id: Uint8Array, bytes: Uint8Array): DirectoryNode | u
       const byte = level === 0 ? bytes[at++] : undefined;
       if (level === 0) {
         if (byte === FILE || byte === INLINE_FILE) kind = "file";
-        else if (byte === DIRECTORY) kind = "directory";
+        else if (byte === DIRECTORY || byte === INLINE_DIRECTORY) kind = "directory";
         else return undefined;
       }
       const [nameLength, afterLength] = readVarint(bytes, at);
@@ -213,7 +236,16 @@ export function decodeNode(id: Uint8Array, bytes: Uint8Array): DirectoryNode | u
       at += 32;
       let size = 0;
       if (kind === "file") [size, at] = readVarint(bytes, at);
-      if (byte === INLINE_FILE) {
+      if (byte === INLINE_DIRECTORY) {
+        const [length, afterNodeLength] = readVarint(bytes, at);
+        at = afterNodeLength;
+        if (length > INLINE_NODE_MAX || at + length > bytes.length) return undefined;
+        const content = bytes.slice(at, at + length);
+        const node = decodeNode(target, content);
+        if (node === undefined) return undefined;
+        items.push({ name, kind, target, size, content, node });
+        at += length;
+      } else if (byte === INLINE_FILE) {
         if (size > INLINE_MAX || at + size > bytes.length) return undefined;
         items.push({ name, kind, target, size, content: bytes.slice(at, at + size) });
         at += size;
@@ -237,8 +269,22 @@ export const EMPTY_ROOT_ID_BYTES: Uint8Array = EMPTY_NODE.id;
 export const EMPTY_ROOT_ID: string = toHex(EMPTY_ROOT_ID_BYTES);
 
 function entryKind(item: Item): number {
-  if (item.kind === "directory") return DIRECTORY;
+  if (item.kind === "directory") return item.content === undefined ? DIRECTORY : INLINE_DIRECTORY;
   return item.content === undefined ? FILE : INLINE_FILE;
+}
+
+/**
+ * The entry naming a directory whose top node is `top`: holding the node's
+ * bytes when they are at most INLINE_NODE_MAX (so the node gets no row of its
+ * own), else its id alone.
+ */
+export function directoryItem(name: string, top: DirectoryNode, hash: HashFunctions): Item {
+  const length = top.bytes?.length ?? entryOffsets(top.level, top.items).at(-1)!;
+  if (length > INLINE_NODE_MAX) return { name, kind: "directory", target: top.id, size: 0 };
+  const bytes = top.bytes ?? encodeNode(top.level, top.items, hash).bytes!;
+  // Only what reading needs: a built node's bytes and base would stay alive in every cached parent.
+  const node = { id: top.id, level: top.level, items: top.items };
+  return { name, kind: "directory", target: top.id, size: 0, content: bytes, node };
 }
 
 export function varintLength(value: number): number {

@@ -16,7 +16,7 @@ import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { type HashFunctions, toHex } from "../port/hash.js";
 import { applyDelta, encodeDelta, MAX_CHAIN } from "./delta.js";
-import { type DirectoryNode, decodeNode } from "./node.js";
+import { type DirectoryNode, decodeNode, type Item } from "./node.js";
 import { OBJECT_BY_ID, objectIdEquals, objectKey } from "./object-key.js";
 
 /** What workspace reads and writes share, per store: the node cache, and the hash for writing. */
@@ -173,6 +173,17 @@ export class NodeCache {
       this.#nodes.delete(this.#nodes.keys().next().value as string);
     }
   }
+
+  /**
+   * Keeps the nodes an edit built and lets go of the ones they replaced (each
+   * built node's `base`): those are read again only through an old root, and
+   * held here they would fill the cache with dead versions — one per step —
+   * that every young-generation collection copies while they stay alive.
+   */
+  replace(built: readonly DirectoryNode[]): void {
+    for (const node of built) if (node.base !== undefined) this.#nodes.delete(idKey(node.base.id));
+    for (const node of built) this.set(idKey(node.id), node);
+  }
 }
 
 /**
@@ -227,6 +238,11 @@ export class NodeLoader {
   /** A node built in this operation or cached, without asking the database; undefined otherwise. */
   known(id: Uint8Array): DirectoryNode | undefined {
     return this.#knownBy(idKey(id));
+  }
+
+  /** A directory entry's top node: the one the entry holds, else the row it names. */
+  directory(item: Item): DirectoryNode | Promise<DirectoryNode> {
+    return item.node ?? this.load(item.target);
   }
 
   async load(id: Uint8Array): Promise<DirectoryNode> {

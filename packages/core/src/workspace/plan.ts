@@ -8,7 +8,7 @@
  */
 import { RunledgerError } from "../port/errors.js";
 import type { HashFunctions } from "../port/hash.js";
-import { compareNames, type DirectoryNode, EMPTY_NODE, type Item } from "./node.js";
+import { compareNames, type DirectoryNode, directoryItem, EMPTY_NODE, type Item } from "./node.js";
 import { type NodeWork, settle } from "./node-work.js";
 import type { NodeLoader } from "./objects.js";
 import { type Change, editWork, lookupWork } from "./trees.js";
@@ -102,10 +102,12 @@ function* planWork(
     } else {
       if (existing?.kind === "file") conflict(path, "a file is there; delete it first");
       const below =
-        existing === undefined ? null : (loader.known(existing.target) ?? (yield existing.target));
+        existing === undefined
+          ? null
+          : (existing.node ?? loader.known(existing.target) ?? (yield existing.target));
       const after = yield* planWork(loader, hash, below, edit.edits, path);
       if (after !== null) {
-        changes.push([name, { name, kind: "directory", target: after.id, size: 0 }]);
+        changes.push([name, directoryItem(name, after, hash)]);
       } else if (existing !== undefined) {
         changes.push([name, null]);
       }

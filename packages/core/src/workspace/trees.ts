@@ -169,18 +169,19 @@ export function builtBelow(loader: NodeLoader, top: DirectoryNode): DirectoryNod
   const built = new Map(loader.pending().map((node) => [idKey(node.id), node]));
   const out: DirectoryNode[] = [];
   const seen = new Set<string>();
-  const visit = (node: DirectoryNode) => {
-    const k = idKey(node.id);
+  // A directory held inline in its entry is no row: only the rows below it are.
+  const visit = (node: DirectoryNode, row: boolean) => {
+    const k = (row ? "row:" : "held:") + idKey(node.id);
     if (seen.has(k)) return;
     seen.add(k);
     for (const item of node.items) {
       if (item.kind === "file") continue;
       const child = built.get(idKey(item.target));
-      if (child !== undefined) visit(child);
+      if (child !== undefined) visit(child, item.node === undefined);
     }
-    if (node.bytes !== undefined) out.push(node);
+    if (row && node.bytes !== undefined) out.push(node);
   };
-  visit(top);
+  visit(top, true);
   return out;
 }
 

@@ -13,7 +13,6 @@ import { type Content, readFile, storeFile, streamFile } from "./files.js";
 import { collectGarbage, type GarbageReport, pruneJournal } from "./gc.js";
 import type { DirectoryNode, Item } from "./node.js";
 import {
-  idKey,
   insertObjects,
   NodeLoader,
   nodeRows,
@@ -110,7 +109,7 @@ export class WorkspaceReader {
     }
     const loader = this.loader();
     const prefix = segments.length === 0 ? "" : `${segments.join("/")}/`;
-    for await (const item of entries(loader, await loader.load(found.target))) {
+    for await (const item of entries(loader, await loader.directory(found))) {
       yield describe(item, prefix + item.name);
     }
   }
@@ -127,7 +126,7 @@ export class WorkspaceReader {
     const loader = this.loader();
     yield* walkTree(
       loader,
-      await loader.load(start.target),
+      await loader.directory(start),
       segments.length === 0 ? "" : `${segments.join("/")}/`,
     );
   }
@@ -173,10 +172,10 @@ export class WorkspaceReader {
   async #resolve(segments: readonly string[], options: AtRoot): Promise<Item | undefined> {
     const loader = this.loader();
     const top = await this.rootNode(loader, options.root);
-    let entry: Item = { name: "", kind: "directory", target: top.id, size: 0 };
+    let entry: Item = { name: "", kind: "directory", target: top.id, size: 0, node: top };
     for (const segment of segments) {
       if (entry.kind !== "directory") return undefined;
-      const found = await lookup(loader, await loader.load(entry.target), segment);
+      const found = await lookup(loader, await loader.directory(entry), segment);
       if (found === undefined) return undefined;
       entry = found;
     }
@@ -200,7 +199,7 @@ async function* walkTree(
 ): AsyncGenerator<WorkspaceFile> {
   for await (const item of entries(loader, top)) {
     if (item.kind === "directory") {
-      yield* walkTree(loader, await loader.load(item.target), `${prefix}${item.name}/`);
+      yield* walkTree(loader, await loader.directory(item), `${prefix}${item.name}/`);
     } else {
       yield describe(item, prefix + item.name) as WorkspaceFile;
     }
@@ -327,7 +326,7 @@ export class WorkspaceWriter extends WorkspaceReader {
   ): Promise<ApplyResult> {
     const built = builtBelow(loader, top);
     await insertObjects(tx, [...files, ...nodeRows(built)]);
-    for (const node of built) this.workspace.nodes.set(idKey(node.id), node);
+    this.workspace.nodes.replace(built);
     return { rootId: published.rootId, sequence: published.sequence };
   }
 
