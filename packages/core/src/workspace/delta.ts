@@ -126,14 +126,14 @@ export function baseFor(
 
 function sameEntry(a: Item, b: Item): boolean {
   if (a === b) return true;
+  // Content held in an entry hashes to its target (a file's digest, a held
+  // directory's id): equal targets, equal content — no need to compare it.
   return (
     a.name === b.name &&
     a.kind === b.kind &&
     a.size === b.size &&
-    sameBytes(a.target, b.target) &&
-    (a.content === undefined
-      ? b.content === undefined
-      : b.content !== undefined && sameBytes(a.content, b.content))
+    (a.content === undefined) === (b.content === undefined) &&
+    sameBytes(a.target, b.target)
   );
 }
 

@@ -166,7 +166,11 @@ export function buildDirectory(
 
 /** The nodes reachable from `top` among those built in this operation, children first. */
 export function builtBelow(loader: NodeLoader, top: DirectoryNode): DirectoryNode[] {
-  const built = new Map(loader.pending().map((node) => [idKey(node.id), node]));
+  const pending = loader.pending();
+  const built = new Map(pending.map((node) => [idKey(node.id), node]));
+  // Most children of a node on the edited path were not built: their ids' first
+  // four bytes rule them out before a key is made for them.
+  const words = new Set(pending.map((node) => firstWord(node.id)));
   const out: DirectoryNode[] = [];
   const seen = new Set<string>();
   // A directory held inline in its entry is no row: only the rows below it are.
@@ -175,7 +179,7 @@ export function builtBelow(loader: NodeLoader, top: DirectoryNode): DirectoryNod
     if (seen.has(k)) return;
     seen.add(k);
     for (const item of node.items) {
-      if (item.kind === "file") continue;
+      if (item.kind === "file" || !words.has(firstWord(item.target))) continue;
       const child = built.get(idKey(item.target));
       if (child !== undefined) visit(child, item.node === undefined);
     }
@@ -183,6 +187,10 @@ export function builtBelow(loader: NodeLoader, top: DirectoryNode): DirectoryNod
   };
   visit(top, true);
   return out;
+}
+
+function firstWord(id: Uint8Array): number {
+  return ((id[0]! << 24) | (id[1]! << 16) | (id[2]! << 8) | id[3]!) >>> 0;
 }
 
 /** The path from the top to the leaf where `name` is, or would be. */
