@@ -16,6 +16,7 @@ import Database from "better-sqlite3";
 const DOMAIN = Buffer.from("runledger/node/1\u0000", "utf8");
 const DIRECTORY = 2;
 const INLINE_FILE = 3;
+const INLINE_DIRECTORY = 4;
 
 export interface Layout {
   /** SQLite's pages per table and index, in bytes. */
@@ -35,6 +36,8 @@ interface Entry {
   readonly name: string;
   readonly isDirectory: boolean;
   readonly target: Buffer;
+  /** A directory held in this entry: its top node's bytes (no row of its own). */
+  readonly held?: Buffer;
 }
 
 interface Node {
@@ -108,8 +111,15 @@ export function layoutOf(file: string): Layout {
         if (node.depth > 0) deltas += 1;
         else wholeStored += node.stored;
         deepest = Math.max(deepest, node.depth);
-        for (const entry of node.entries) {
-          if (node.level > 0 || entry.isDirectory) walk(entry.target);
+        follow(node.level, node.entries);
+      };
+      // A held directory's bytes are its parent row's: only the rows below it are walked.
+      const follow = (level: number, entries: readonly Entry[]) => {
+        for (const entry of entries) {
+          if (entry.held !== undefined) {
+            const held = decode(entry.target.toString("hex"), entry.held);
+            follow(held.level, held.entries);
+          } else if (level > 0 || entry.isDirectory) walk(entry.target);
         }
       };
       walk(root);
@@ -173,14 +183,17 @@ function decode(key: string, data: Buffer): Omit<Node, "stored" | "depth"> {
     at.offset += length;
     const target = data.subarray(at.offset, at.offset + 32);
     at.offset += 32;
+    let held: Buffer | undefined;
     if (level === 0 && kind !== DIRECTORY) {
       const size = varint(data, at);
-      if (kind === INLINE_FILE) at.offset += size;
+      if (kind === INLINE_DIRECTORY) held = data.subarray(at.offset, at.offset + size);
+      if (kind === INLINE_FILE || kind === INLINE_DIRECTORY) at.offset += size;
     }
     entries.push({
       name,
-      isDirectory: level === 0 && kind === DIRECTORY,
+      isDirectory: level === 0 && (kind === DIRECTORY || kind === INLINE_DIRECTORY),
       target,
+      ...(held === undefined ? {} : { held }),
     });
   }
   return { key, level, entries, length: data.length };
