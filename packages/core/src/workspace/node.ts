@@ -57,7 +57,7 @@ export const INLINE_MAX = 256;
 /**
  * A directory whose top node is at most this many bytes lives inside its
  * parent's leaf entry: a directory of one inline file of INLINE_MAX bytes
- * with a name of up to 150 bytes fits, so does one of a few small files.
+ * with a name of up to 200 bytes fits, so does one of a few small files.
  */
 export const INLINE_NODE_MAX = 512;
 
