@@ -14,7 +14,7 @@
 import type { Executor } from "../port/driver.js";
 import type { HashFunctions } from "../port/hash.js";
 import { toHex } from "../port/hash.js";
-import { READ_CHUNK } from "../workspace/files.js";
+import { HAS_OBJECT, READ_CHUNK } from "../workspace/files.js";
 import { objectRows, retainedRoots } from "../workspace/gc.js";
 import {
   compareNames,
@@ -27,10 +27,9 @@ import {
   isCut,
   MAX_NODE_ENTRIES,
 } from "../workspace/node.js";
-import { OBJECT_BY_ID, objectKey } from "../workspace/object-key.js";
+import { objectKey } from "../workspace/object-key.js";
 import { BYTES, DELTA, idKey, readNodeBytes } from "../workspace/objects.js";
 
-const HAS_OBJECT = `SELECT 1 FROM workspace_object WHERE ${OBJECT_BY_ID}`;
 /**
  * Ids stored more than once (only a writer that bypassed the schema's
  * trigger can do that). The key index is walked in order, so only prefixes
@@ -148,9 +147,13 @@ export async function verifyRun(
   ];
   while (pending.length > 0) {
     const { id, last, top, entry, held } = pending.pop()!;
-    const key = `${toHex(id)}:${last}:${top}:${entry === true}:${held !== undefined}`;
-    if (held === undefined && checked.has(key)) continue;
-    checked.add(key);
+    // A stored node is checked once per place it can stand in; a held one is
+    // part of its parent's row and is checked with each parent.
+    if (held === undefined) {
+      const key = `${toHex(id)}:${last}:${top}:${entry === true}`;
+      if (checked.has(key)) continue;
+      checked.add(key);
+    }
     const node =
       held === undefined
         ? await loadNode(reader, id, problems, entry === true)

@@ -6,19 +6,18 @@
  */
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
-import { INSERT_CHUNK, READ_CHUNK } from "./files.js";
+import { INSERT_CHUNK, READ_CHUNK, READ_OBJECT } from "./files.js";
 import { type DirectoryNode, decodeNode } from "./node.js";
-import { OBJECT_BY_ID, objectKey } from "./object-key.js";
+import { objectKey } from "./object-key.js";
 import {
   BYTES,
   CHUNK_LIST,
   idKey,
   insertObjects,
   type ObjectRow,
+  reachedNodes,
   readNodeBytes,
 } from "./objects.js";
-
-const READ_OBJECT = `SELECT kind, size, data FROM workspace_object WHERE ${OBJECT_BY_ID}`;
 
 export async function copyRoot(
   source: Executor,
@@ -78,23 +77,10 @@ export async function copyRoot(
     await keep({ id, kind: BYTES, size: stored.bytes.length, data: stored.bytes });
     return node;
   };
-  // Ids of nodes to copy, or a directory held inline in its entry (copied
-  // with that entry's node; the rows and files below it still are to copy).
-  const pending: (Uint8Array | DirectoryNode)[] = [root];
-  while (pending.length > 0) {
-    const next = pending.pop()!;
-    let node: DirectoryNode;
-    if (next instanceof Uint8Array) {
-      const key = idKey(next);
-      if (seen.has(key)) continue;
-      seen.add(key);
-      node = await copyNode(next);
-    } else {
-      node = next;
-    }
+  // A directory held in its entry is copied with its parent's row.
+  for await (const node of reachedNodes([root], copyNode, seen)) {
     for (const item of node.items) {
-      if (item.kind !== "file") pending.push(item.node ?? item.target);
-      else if (item.content === undefined && !seen.has(idKey(item.target))) {
+      if (item.kind === "file" && item.content === undefined && !seen.has(idKey(item.target))) {
         seen.add(idKey(item.target));
         await copyObject(item.target);
       }

@@ -50,8 +50,10 @@ export interface StoredFile {
 /** Stores a piece once; copy.ts writes pieces with it too. */
 export const INSERT_CHUNK =
   "INSERT INTO workspace_chunk (prefix_digest, data) VALUES (?, ?) ON CONFLICT DO NOTHING";
-const HAS_OBJECT = `SELECT 1 FROM workspace_object WHERE ${OBJECT_BY_ID}`;
-const READ_OBJECT = `SELECT kind, size, data FROM workspace_object WHERE ${OBJECT_BY_ID}`;
+/** Whether an object is stored, by id (bind `objectKey(id)`); verify asks it too. */
+export const HAS_OBJECT = `SELECT 1 FROM workspace_object WHERE ${OBJECT_BY_ID}`;
+/** One object's row by id (bind `objectKey(id)`); copy.ts reads objects with it too. */
+export const READ_OBJECT = `SELECT kind, size, data FROM workspace_object WHERE ${OBJECT_BY_ID}`;
 /** One piece's bytes by its key; copy.ts and verify read pieces with it too. */
 export const READ_CHUNK = "SELECT data FROM workspace_chunk WHERE prefix_digest = ?";
 const KEYS_PER_QUERY = 256;

@@ -13,7 +13,7 @@
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { keysetRows } from "../port/keyset.js";
-import { type DirectoryNode, EMPTY_ROOT_ID_BYTES, isNodeBytes } from "./node.js";
+import { EMPTY_ROOT_ID_BYTES, isNodeBytes } from "./node.js";
 import { OBJECT_BY_ID, objectKey } from "./object-key.js";
 import {
   BYTES,
@@ -22,6 +22,7 @@ import {
   idKey,
   type NodeCache,
   NodeLoader,
+  reachedNodes,
   readNodeBytes,
 } from "./objects.js";
 
@@ -56,29 +57,11 @@ export interface Marks {
 export async function markRetained(executor: Executor, cache: NodeCache): Promise<Marks> {
   const marks: Marks = { nodes: new Set(), files: new Set(), chunks: new Set() };
   const loader = new NodeLoader(executor, cache);
-  // Ids of rows to mark, or a directory held inline in its entry: no row of
-  // its own to mark, but the rows and files below it are retained.
-  const pending: (Uint8Array | DirectoryNode)[] = [
-    EMPTY_ROOT_ID_BYTES,
-    ...(await retainedRoots(executor)),
-  ];
-  while (pending.length > 0) {
-    const next = pending.pop()!;
-    let node: DirectoryNode;
-    if (next instanceof Uint8Array) {
-      const key = idKey(next);
-      if (marks.nodes.has(key)) continue;
-      marks.nodes.add(key);
-      node = await loader.load(next);
-    } else {
-      node = next;
-    }
+  const roots = [EMPTY_ROOT_ID_BYTES, ...(await retainedRoots(executor))];
+  for await (const node of reachedNodes(roots, (id) => loader.load(id), marks.nodes)) {
     for (const item of node.items) {
-      if (item.kind !== "file") {
-        pending.push(item.node ?? item.target);
-        continue;
-      }
-      if (item.content !== undefined) continue; // inline: no row of its own
+      // Directories are walked by reachedNodes; an inline file has no row of its own.
+      if (item.kind !== "file" || item.content !== undefined) continue;
       const fileKey = idKey(item.target);
       if (marks.files.has(fileKey)) continue;
       marks.files.add(fileKey);
@@ -137,7 +120,8 @@ export async function collectGarbage(executor: Executor, cache: NodeCache): Prom
   }
   await deleteAll(executor, "workspace_object", "rowid", doomed);
   const doomedChunks: Uint8Array[] = [];
-  for await (const row of pages(executor, CHUNK_PAGE, "prefix_digest")) {
+  const byDigest = (row: Record<string, unknown>) => row.prefix_digest as Uint8Array;
+  for await (const row of pages(executor, CHUNK_PAGE, new Uint8Array(0), byDigest)) {
     if (!marks.chunks.has(idKey(row.prefix_digest as Uint8Array))) {
       doomedChunks.push(row.prefix_digest as Uint8Array);
     }
@@ -154,24 +138,20 @@ export async function retainedRoots(executor: Executor): Promise<Uint8Array[]> {
 
 /** Every stored object (rowid, id, kind, size, data), in rowid order, a page at a time. */
 export function objectRows(executor: Executor): AsyncGenerator<Record<string, unknown>> {
-  return keysetRows({
-    start: 0,
-    page: async (after, limit) => (await executor.execute(OBJECT_PAGE, [after, limit])).rows,
-    keyOf: (row) => Number(row.rowid),
-    limit: PAGE,
-  });
+  return pages(executor, OBJECT_PAGE, 0, (row) => Number(row.rowid));
 }
 
-/** Every row of a keyed table, a page at a time (keyset paging). */
-async function* pages(
+/** Every row of a keyed table, a page at a time (keyset paging from `start`). */
+function pages<K extends number | Uint8Array>(
   executor: Executor,
   sql: string,
-  column: string,
+  start: K,
+  keyOf: (row: Record<string, unknown>) => K,
 ): AsyncGenerator<Record<string, unknown>> {
-  yield* keysetRows({
-    start: new Uint8Array(0) as Uint8Array,
+  return keysetRows({
+    start,
     page: async (after, limit) => (await executor.execute(sql, [after, limit])).rows,
-    keyOf: (row) => row[column] as Uint8Array,
+    keyOf,
     limit: PAGE,
   });
 }
