@@ -8,12 +8,12 @@ import {
   checkFileOpenable,
   type Driver,
   type DriverConnection,
+  nodeCryptoHash,
   type OpenOptions,
   planReadOnlyOpen,
   RunledgerError,
   readOnlyFacts,
   readOnlyUri,
-  runtimeHash,
   syncProbe,
 } from "@runledger/core/port";
 import { LibsqlConnection } from "./connection.js";
@@ -41,15 +41,8 @@ export interface LibsqlDriverOptions {
 // promise grows with the number of AsyncLocalStorage instances in use.
 const asyncContext = new AsyncLocalStorage();
 
-/**
- * Node's native SHA-256: core hashes every stored file and node with it,
- * whole inputs in one call where Node has `crypto.hash` (20.12 and later).
- */
-const hash = runtimeHash(
-  "node:crypto",
-  () => crypto.createHash("sha256"),
-  typeof crypto.hash === "function" ? (data) => crypto.hash("sha256", data, "buffer") : undefined,
-);
+/** Node's native SHA-256: core hashes every stored file and node with it. */
+const hash = nodeCryptoHash(crypto);
 
 const files = syncProbe({
   cwd: () => process.cwd(),

@@ -1,8 +1,9 @@
-import { createHash, hash as oneShot } from "node:crypto";
+import crypto, { createHash, hash as oneShot } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import {
   createSha256,
   fromHex,
+  nodeCryptoHash,
   runtimeHash,
   sha256,
   sha256Hex,
@@ -85,6 +86,41 @@ describe("runtimeHash (an adapter's native SHA-256)", () => {
     const digest = incremental.sha256(new Uint8Array(0));
     expect(toHex(digest)).toBe(EMPTY);
     expect(Object.getPrototypeOf(digest)).toBe(Uint8Array.prototype);
+  });
+});
+
+describe("nodeCryptoHash (node:crypto as an adapter hands it over)", () => {
+  it("hashes whole inputs with crypto.hash where it exists, and streams with createHash", () => {
+    const calls = { hash: 0, createHash: 0 };
+    const counted = {
+      createHash: (algorithm: "sha256") => {
+        calls.createHash++;
+        return crypto.createHash(algorithm);
+      },
+      hash: (algorithm: "sha256", data: Uint8Array, encoding: "buffer") => {
+        calls.hash++;
+        return crypto.hash(algorithm, data, encoding);
+      },
+    };
+    const hash = nodeCryptoHash(counted);
+    expect(hash.name).toBe("node:crypto");
+    expect(toHex(hash.sha256(utf8("abc")))).toBe(ABC);
+    expect(toHex(hash.createSha256().update(utf8("abc")).digest())).toBe(ABC);
+    expect(calls).toStrictEqual({ hash: 1, createHash: 1 });
+  });
+
+  it("hashes whole inputs through createHash on a runtime without crypto.hash", () => {
+    let created = 0;
+    const older = {
+      createHash: (algorithm: "sha256") => {
+        created++;
+        return crypto.createHash(algorithm);
+      },
+    };
+    const digest = nodeCryptoHash(older).sha256(utf8(TWO_BLOCKS_INPUT));
+    expect(toHex(digest)).toBe(TWO_BLOCKS);
+    expect(Object.getPrototypeOf(digest)).toBe(Uint8Array.prototype);
+    expect(created).toBe(1);
   });
 });
 

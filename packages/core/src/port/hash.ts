@@ -96,6 +96,29 @@ export function runtimeHash(
   });
 }
 
+/**
+ * What `node:crypto` offers (Node, and the runtimes that provide that module):
+ * handed in by an adapter, since core imports no `node:` module.
+ */
+export interface NodeCrypto {
+  createHash(algorithm: "sha256"): RuntimeHash;
+  /** One-shot hashing: Node 20.12 and later. */
+  hash?: (algorithm: "sha256", data: Uint8Array, encoding: "buffer") => Uint8Array;
+}
+
+/**
+ * HashFunctions over `node:crypto`: whole inputs through its one-shot `hash`
+ * where it has one, streams through `createHash`.
+ */
+export function nodeCryptoHash(crypto: NodeCrypto): HashFunctions {
+  const { hash } = crypto;
+  return runtimeHash(
+    "node:crypto",
+    () => crypto.createHash("sha256"),
+    typeof hash === "function" ? (data) => hash("sha256", data, "buffer") : undefined,
+  );
+}
+
 /** SHA-256 with the portable implementation (for small inputs: names, schemas, keys). */
 export function sha256(data: Uint8Array | string): Uint8Array {
   return nobleSha256(typeof data === "string" ? utf8(data) : data);

@@ -56,6 +56,8 @@ export {
 export {
   createSha256,
   type HashFunctions,
+  type NodeCrypto,
+  nodeCryptoHash,
   portableHash,
   type RuntimeHash,
   runtimeHash,
