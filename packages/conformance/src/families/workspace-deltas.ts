@@ -20,6 +20,7 @@ import {
   newRun,
   nodeBytes,
   parseNode,
+  reachableFrom,
   type StoredTables,
   storedTables,
 } from "./workspace-fixtures.js";
@@ -36,19 +37,9 @@ function content(file: number, version: number): Uint8Array {
 /** The node rows a root reaches, by id (hex), as stored (a directory held in its entry has none). */
 function nodesOf(tables: StoredTables, root: string): Map<string, { kind: number; depth: number }> {
   const out = new Map<string, { kind: number; depth: number }>();
-  const pending: (string | Buffer)[] = [root];
-  while (pending.length > 0) {
-    const next = pending.pop()!;
-    let bytes = next;
-    if (typeof next === "string") {
-      if (out.has(next)) continue;
-      const stored = tables.objects.get(next)!;
-      out.set(next, { kind: stored.kind, depth: stored.depth });
-      bytes = nodeBytes(tables, next);
-    }
-    for (const entry of parseNode(bytes as Buffer).entries) {
-      if (entry.kind !== "file") pending.push(entry.content ?? entry.target);
-    }
+  for (const id of reachableFrom(tables, [root]).nodes) {
+    const { kind, depth } = tables.objects.get(id)!;
+    out.set(id, { kind, depth });
   }
   return out;
 }

@@ -26,6 +26,7 @@ import {
   INLINE_MAX,
   INLINE_NODE_MAX,
   type Model,
+  type NodeEntry,
   newRun,
   nodeBytes,
   nodeEntries,
@@ -96,12 +97,18 @@ const model = (entries: Record<string, Uint8Array | string>): Model =>
 
 const changesOf = (m: Model) => ({ put: Object.fromEntries(m) });
 
-/** The tree id that the top tree of `root` names for `name`, read straight from the tables. */
+/** The entry the top node of `root` holds for `name`, read straight from the tables. */
+async function topEntry(
+  lease: RunLease,
+  root: string,
+  name: string,
+): Promise<NodeEntry | undefined> {
+  return parseNode(nodeBytes(await storedTables(lease), root)).entries.find((e) => e.name === name);
+}
+
+/** The tree id that the top tree of `root` names for `name`. */
 async function subtreeOf(lease: RunLease, root: string, name: string): Promise<string> {
-  const entry = parseNode(nodeBytes(await storedTables(lease), root)).entries.find(
-    (e) => e.name === name,
-  );
-  return String(entry?.target);
+  return String((await topEntry(lease, root, name))?.target);
 }
 
 export function describeWorkspace(fx: Fixtures): void {
@@ -594,9 +601,7 @@ export function describeWorkspace(fx: Fixtures): void {
       const { lease } = await newRun(fx);
       /** The entry the top names for "small", as stored, and the directory's documented id. */
       const smallEntry = async (m: Model, rootId: string) => {
-        const entry = parseNode(nodeBytes(await storedTables(lease), rootId)).entries.find(
-          (e) => e.name === "small",
-        )!;
+        const entry = (await topEntry(lease, rootId, "small"))!;
         expect(entry.target).toBe(referenceDirectoryTreeId(m, "small"));
         return entry;
       };
