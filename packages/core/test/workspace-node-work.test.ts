@@ -107,11 +107,17 @@ describe("tree work without promises when its nodes are at hand", () => {
     // Nothing computed twice: exactly the nodes the warm edit built, no orphans from a retry.
     expect(cold.pending().map((node) => toHex(node.id))).toEqual(warmBuilt);
     expect(database.reads.size).toBeGreaterThan(stored.length / 2);
-    // A node is read when the walk of the level below passes it and again, if
-    // the small cache has let it go, when its own level is walked: never more.
-    // So the work is linear in the nodes stored, whatever the machine's speed
-    // (a time limit here only failed on a loaded machine; the count is exact).
-    expect(Math.max(...database.reads.values())).toBeLessThanOrEqual(2);
+    // A node is read at most once by the descent to the batch's last name and
+    // once by each level's walk that passes it (its own level's and those
+    // below), each time only if the small cache has let it go: a node of
+    // level k at most k + 2 times. So the work is linear in the nodes stored,
+    // whatever the machine's speed (a time limit here only failed on a loaded
+    // machine; the count is exact).
+    const levels = new Map(stored.map((node) => [idKey(node.id), node.level]));
+    for (const [key, count] of database.reads) {
+      expect(count).toBeLessThanOrEqual(levels.get(key)! + 2);
+    }
+    expect([...database.reads.values()].reduce((a, b) => a + b)).toBeLessThan(1.1 * stored.length);
   }, 300_000); // 100,000 names built and edited twice: minutes on a loaded machine, no limit on the result
 
   it("a plan into a cold nested tree reads the directories it reaches and gives the warm root", async () => {

@@ -361,8 +361,8 @@ function directoryOf(model: Model): Directory {
 
 const NODE_DOMAIN = Buffer.from("runledger/node/1\u0000", "utf8");
 /** The documented cut rule's constants. */
-const CUT_ONE_IN = 12;
-const MAX_NODE_ENTRIES = 48;
+const CUT_ONE_IN = 32;
+const MAX_NODE_ENTRIES = 128;
 /** The documented largest file held inside its leaf entry. */
 export const INLINE_MAX = 256;
 /** The documented largest directory top node held inside its parent's leaf entry. */
