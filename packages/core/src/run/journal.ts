@@ -191,23 +191,29 @@ export class JournalWriter extends JournalReader {
     row: { eventId: string; key: string | null; text: string; root: Uint8Array },
     action: "append" | "apply",
   ): Promise<boolean> {
-    return this.#guarded(
-      this.#failures(
-        () =>
-          this.executor.execute(APPEND_AFTER, [
-            base.sequence + 1,
-            row.eventId,
-            row.key,
-            row.text,
-            row.root,
-            this.#context.clock(),
-            base.sequence,
-            EMPTY_ROOT_ID_BYTES,
-            base.root,
-          ]),
-        action,
-      ),
-    );
+    // One await on the way of every step: the failure rules are called only on a failure.
+    try {
+      const { changes } = await this.executor.execute(APPEND_AFTER, [
+        base.sequence + 1,
+        row.eventId,
+        row.key,
+        row.text,
+        row.root,
+        this.#context.clock(),
+        base.sequence,
+        EMPTY_ROOT_ID_BYTES,
+        base.root,
+      ]);
+      return changes === 1;
+    } catch (error) {
+      let failure: unknown = error;
+      try {
+        await this.#failed(error, action);
+      } catch (refusal) {
+        failure = refusal;
+      }
+      return stale(failure);
+    }
   }
 
   /** The lifecycle's own refusal for an append (or an apply's event) on a run not running. */
@@ -216,20 +222,6 @@ export class JournalWriter extends JournalReader {
     const status = rows[0]?.status;
     if (typeof status !== "string") return error;
     return lifecycleRefusal(status as RunStatus, action, undefined, error) ?? error;
-  }
-
-  /** True when the guessed row was written; false when the guess was stale and nothing was. */
-  async #guarded(statement: Promise<{ changes: number }>): Promise<boolean> {
-    try {
-      return (await statement).changes === 1;
-    } catch (error) {
-      if (isRunledgerError(error) && error.sqliteCode === "SQLITE_CONSTRAINT_TRIGGER") {
-        // Either a stale sequence (the gap-free trigger) or the database
-        // refusing the event for another reason: the unguessed append tells.
-        return false;
-      }
-      throw error;
-    }
   }
 
   /**
@@ -242,17 +234,32 @@ export class JournalWriter extends JournalReader {
     try {
       return await run();
     } catch (error) {
-      if (isLifecycleRefusal(error)) throw await this.#lifecycle(error, action);
-      if (
-        isRunledgerError(error) &&
-        error.code.startsWith("constraint") &&
-        error.sqliteCode !== "SQLITE_CONSTRAINT_TRIGGER"
-      ) {
-        this.#scope.doom(storageFailure(error));
-      }
-      throw error;
+      return this.#failed(error, action);
     }
   }
+
+  /** Throws what a failed append means (see `#failures`). */
+  async #failed(error: unknown, action: "append" | "apply"): Promise<never> {
+    if (isLifecycleRefusal(error)) throw await this.#lifecycle(error, action);
+    if (
+      isRunledgerError(error) &&
+      error.code.startsWith("constraint") &&
+      error.sqliteCode !== "SQLITE_CONSTRAINT_TRIGGER"
+    ) {
+      this.#scope.doom(storageFailure(error));
+    }
+    throw error;
+  }
+}
+
+/**
+ * False when a guessed append failed on a trigger — a stale sequence (the
+ * gap-free trigger) or the database refusing the event for another reason:
+ * nothing was written, and the unguessed append tells which. Throws otherwise.
+ */
+function stale(failure: unknown): false {
+  if (isRunledgerError(failure) && failure.sqliteCode === "SQLITE_CONSTRAINT_TRIGGER") return false;
+  throw failure;
 }
 
 /** The newest event: its sequence (0 before the first) and root (the current root). */

@@ -51,7 +51,7 @@ export function encodeDelta(base: DirectoryNode, node: DirectoryNode): Uint8Arra
   // A node of one entry differs from its base in that entry: its delta would be the node.
   if (bytes === undefined || base.level !== node.level || node.items.length < 2) return undefined;
   const baseAt = entryOffsets(base.level, base.items);
-  const nodeAt = entryOffsets(node.level, node.items);
+  const nodeAt = node.offsets ?? entryOffsets(node.level, node.items);
   const ops = new Operations(bytes);
   // The domain and the level byte are the base's; the entry count is written out.
   ops.copy(0, NODE_PREFIX_LENGTH);
@@ -151,37 +151,42 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
  */
 class Operations {
   readonly #bytes: Uint8Array;
-  readonly #parts: (readonly [copy: boolean, from: number, length: number])[] = [];
+  /** One triple per operation: 1 for a copy (0 for an insert), its start, its length. */
+  readonly #parts: number[] = [];
 
   constructor(bytes: Uint8Array) {
     this.#bytes = bytes;
   }
 
   copy(offset: number, length: number): void {
-    const last = this.#parts.at(-1);
-    if (last?.[0] === true && last[1] + last[2] === offset) {
-      this.#parts[this.#parts.length - 1] = [true, last[1], last[2] + length];
-    } else {
-      this.#parts.push([true, offset, length]);
-    }
+    this.#add(1, offset, length);
   }
 
   /** Inserts the node's own bytes from `start` to `end`. */
   insert(start: number, end: number): void {
-    if (end <= start) return;
-    const last = this.#parts.at(-1);
-    if (last?.[0] === false && last[1] + last[2] === start) {
-      this.#parts[this.#parts.length - 1] = [false, last[1], last[2] + end - start];
+    if (end > start) this.#add(0, start, end - start);
+  }
+
+  /** Extends the last operation when it is of the same kind and ends where this one starts. */
+  #add(copy: number, from: number, length: number): void {
+    const parts = this.#parts;
+    const last = parts.length - 3;
+    if (last >= 0 && parts[last] === copy && parts[last + 1]! + parts[last + 2]! === from) {
+      parts[last + 2] = parts[last + 2]! + length;
     } else {
-      this.#parts.push([false, start, end - start]);
+      parts.push(copy, from, length);
     }
   }
 
   /** The delta's length in bytes, base id included. */
   length(): number {
+    const parts = this.#parts;
     let length = 32;
-    for (const [copy, from, size] of this.#parts) {
-      length += varintLength(2 * size + (copy ? 1 : 0)) + (copy ? varintLength(from) : size);
+    for (let k = 0; k < parts.length; k += 3) {
+      const copy = parts[k] === 1;
+      const size = parts[k + 2]!;
+      length +=
+        varintLength(2 * size + (copy ? 1 : 0)) + (copy ? varintLength(parts[k + 1]!) : size);
     }
     return length;
   }
@@ -190,7 +195,11 @@ class Operations {
     const out = new Uint8Array(this.length());
     out.set(baseId, 0);
     let at = 32;
-    for (const [copy, from, size] of this.#parts) {
+    const parts = this.#parts;
+    for (let k = 0; k < parts.length; k += 3) {
+      const copy = parts[k] === 1;
+      const from = parts[k + 1]!;
+      const size = parts[k + 2]!;
       at = writeVarint(out, at, 2 * size + (copy ? 1 : 0));
       if (copy) {
         at = writeVarint(out, at, from);

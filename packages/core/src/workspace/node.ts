@@ -102,6 +102,8 @@ export interface DirectoryNode {
   readonly items: readonly Item[];
   /** The stored bytes (present for a node built here and not yet stored). */
   readonly bytes?: Uint8Array;
+  /** With `bytes`: where each entry starts in them, as `entryOffsets` gives. */
+  readonly offsets?: readonly number[];
   /** A node built here: the old node it replaces, to be stored as a change to (see delta.ts). */
   readonly base?: DirectoryNode;
 }
@@ -152,12 +154,15 @@ export function encodeNode(
 ): DirectoryNode {
   // An ASCII name is written from its code units; only other names are encoded.
   const names: (string | Uint8Array)[] = new Array(items.length);
+  const offsets: number[] = new Array(items.length + 1);
   let length = DOMAIN.length + 1 + varintLength(items.length);
+  offsets[0] = length;
   for (let i = 0; i < items.length; i++) {
     const item = items[i]!;
     const name = isAscii(item.name) ? item.name : utf8(item.name);
     names[i] = name;
     length += entryLength(level, item, name.length);
+    offsets[i + 1] = length;
   }
   const bytes = new Uint8Array(length);
   bytes.set(DOMAIN, 0);
@@ -186,16 +191,18 @@ export function encodeNode(
       at += item.content.length;
     }
   }
-  return { id: hash.sha256(bytes), level, items, bytes };
+  return { id: hash.sha256(bytes), level, items, bytes, offsets };
 }
 
 /** Where a node's entries start in its bytes: entry i spans [at[i], at[i + 1]); at[count] is the end. */
 export function entryOffsets(level: number, items: readonly Item[]): number[] {
-  const at = [DOMAIN.length + 1 + varintLength(items.length)];
-  let end = at[0]!;
-  for (const item of items) {
+  const at: number[] = new Array(items.length + 1);
+  let end = DOMAIN.length + 1 + varintLength(items.length);
+  at[0] = end;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!;
     end += entryLength(level, item, isAscii(item.name) ? item.name.length : utf8(item.name).length);
-    at.push(end);
+    at[i + 1] = end;
   }
   return at;
 }
