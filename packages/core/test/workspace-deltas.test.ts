@@ -1,8 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import type { Executor } from "../src/port/driver.js";
 import { toHex } from "../src/port/hash.js";
 import { applyDelta, baseFor, encodeDelta } from "../src/workspace/delta.js";
-import { compareNames, encodeNode, type Item } from "../src/workspace/node.js";
+import { compareNames, type DirectoryNode, encodeNode, type Item } from "../src/workspace/node.js";
+import { BYTES, DELTA, idKey, RebuiltNodes, readNodeBytes } from "../src/workspace/objects.js";
 
 const item = fc.record({
   name: fc.string({ minLength: 1, maxLength: 12 }).filter((name) => !name.includes("\u0000")),
@@ -90,5 +92,96 @@ describe("nodes stored as deltas", () => {
     expect(first("0")).toBe(nodes[0]); // before every range: the first
     expect(first("z")).toBe(nodes[2]);
     expect(baseFor(nodes, [])).toBeUndefined();
+  });
+
+  describe("reading a chain through nodes already rebuilt", () => {
+    /** v0 whole, then v1 … v5 each one more file, each a delta onto the one before (depth = index). */
+    function chain() {
+      const names = Array.from({ length: 20 }, (_, i) => ({
+        name: `m${i}`,
+        inline: false,
+        seed: i,
+      }));
+      const versions: DirectoryNode[] = [];
+      for (let v = 0; v <= 5; v++) {
+        versions.push(
+          encodeNode(
+            0,
+            leaf([
+              ...names,
+              ...Array.from({ length: v }, (_, k) => ({ name: `n${k}`, inline: false, seed: k })),
+            ]),
+          ),
+        );
+      }
+      const rows = new Map<
+        string,
+        { kind: number; size: number; depth: number; data: Uint8Array }
+      >();
+      versions.forEach((node, v) => {
+        const bytes = node.bytes!;
+        rows.set(
+          idKey(node.id),
+          v === 0
+            ? { kind: BYTES, size: bytes.length, depth: 0, data: bytes }
+            : {
+                kind: DELTA,
+                size: bytes.length,
+                depth: v,
+                data: encodeDelta(versions[v - 1]!, node)!,
+              },
+        );
+      });
+      const reads: string[] = [];
+      const executor: Executor = {
+        execute: async (_sql, params) => {
+          // A lookup by id binds the id's key-index prefix, then the id (workspace/object-key.ts).
+          const key = idKey(params!.at(-1) as Uint8Array);
+          reads.push(key);
+          const row = rows.get(key);
+          return {
+            rows: row === undefined ? [] : [{ ...row }],
+            changes: 0,
+            lastInsertRowid: undefined,
+          };
+        },
+      };
+      return { versions, rows, reads, executor };
+    }
+
+    it("gives the bytes a fresh read gives, reading only the rows above the nearest rebuilt node", async () => {
+      const { versions, reads, executor } = chain();
+      const rebuilt = new RebuiltNodes();
+      const first = await readNodeBytes(executor, versions[4]!.id, rebuilt);
+      expect(toHex(first.bytes!)).toBe(toHex(versions[4]!.bytes!));
+      expect(reads).toHaveLength(5); // v4 down to the whole v0
+      reads.length = 0;
+      const next = await readNodeBytes(executor, versions[5]!.id, rebuilt);
+      expect(toHex(next.bytes!)).toBe(toHex(versions[5]!.bytes!));
+      expect(reads).toEqual([idKey(versions[5]!.id)]); // v4 was rebuilt already
+      reads.length = 0;
+      const fresh = await readNodeBytes(executor, versions[5]!.id);
+      expect(toHex(fresh.bytes!)).toBe(toHex(next.bytes!));
+      expect(reads).toHaveLength(6);
+    });
+
+    it("refuses a delta as deep as its rebuilt base, as a fresh read does", async () => {
+      const { versions, rows, executor } = chain();
+      rows.get(idKey(versions[5]!.id))!.depth = 4; // v4, its base, is 4 deep too: the chain does not descend
+      const rebuilt = new RebuiltNodes();
+      await readNodeBytes(executor, versions[4]!.id, rebuilt);
+      const damage = "a delta chain is not well-formed";
+      expect((await readNodeBytes(executor, versions[5]!.id, rebuilt)).damage).toBe(damage);
+      expect((await readNodeBytes(executor, versions[5]!.id)).damage).toBe(damage);
+    });
+
+    it("keeps at most its limit, oldest out first", () => {
+      const rebuilt = new RebuiltNodes(2);
+      const ids = [1, 2, 3].map((n) => new Uint8Array(32).fill(n));
+      for (const id of ids) rebuilt.set(id, id, 0);
+      expect(rebuilt.get(ids[0]!)).toBeUndefined();
+      expect(rebuilt.get(ids[1]!)?.bytes).toBe(ids[1]);
+      expect(rebuilt.get(ids[2]!)?.bytes).toBe(ids[2]);
+    });
   });
 });

@@ -161,3 +161,10 @@ export function fromHex(hex: string): Uint8Array {
   }
   return bytes;
 }
+
+/** True when two byte arrays hold the same bytes. */
+export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}

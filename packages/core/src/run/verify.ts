@@ -13,22 +13,22 @@
  */
 import type { Executor } from "../port/driver.js";
 import type { HashFunctions } from "../port/hash.js";
-import { toHex } from "../port/hash.js";
+import { sameBytes, toHex } from "../port/hash.js";
 import { HAS_OBJECT, READ_CHUNK } from "../workspace/files.js";
-import { objectRows, retainedRoots } from "../workspace/gc.js";
+import { objectRows } from "../workspace/gc.js";
 import {
   compareNames,
   type DirectoryNode,
   decodeNode,
   EMPTY_ROOT_ID_BYTES,
-  encodeNode,
   INLINE_NODE_MAX,
   type Item,
   isCut,
   MAX_NODE_ENTRIES,
+  nodeBytes,
 } from "../workspace/node.js";
 import { objectKey } from "../workspace/object-key.js";
-import { BYTES, DELTA, idKey, readNodeBytes } from "../workspace/objects.js";
+import { BYTES, DELTA, idKey, RebuiltNodes, readNodeBytes } from "../workspace/objects.js";
 
 /**
  * Ids stored more than once (only a writer that bypassed the schema's
@@ -46,6 +46,15 @@ GROUP BY id HAVING count(*) > 1 ORDER BY id`;
  */
 const REPEATED_EVENT_IDS = `SELECT event_id, count(*) AS n FROM journal
 GROUP BY event_id HAVING count(*) > 1 ORDER BY event_id`;
+/**
+ * The retained roots (journal and pins), each once, in the order the journal
+ * first named them (pinned roots it no longer names first): consecutive
+ * roots share most of their paths, so their delta chains are rebuilt from
+ * one another instead of from their whole nodes.
+ */
+const RETAINED_IN_ORDER = `SELECT root_id FROM (
+  SELECT root_id, sequence FROM journal UNION ALL SELECT root_id, NULL FROM workspace_pin)
+GROUP BY root_id ORDER BY min(sequence)`;
 
 export interface VerifyReport {
   readonly ok: boolean;
@@ -105,6 +114,8 @@ export async function verifyRun(
   );
   let objects = 0;
   let chunks = 0;
+  // Each delta usually lies onto the row before it: rebuilt once, not once per chain it ends.
+  const rebuilt = new RebuiltNodes();
   for await (const row of objectRows(reader)) {
     progress?.("objects", objects, total);
     objects++;
@@ -112,16 +123,16 @@ export async function verifyRun(
     const data = row.data as Uint8Array;
     const kind = Number(row.kind);
     if (kind === BYTES) {
-      if (toHex(hash.sha256(data)) !== toHex(id)) {
+      if (!sameBytes(hash.sha256(data), id)) {
         problems.push(`object ${toHex(id)}: its bytes do not hash to its id`);
       }
       continue;
     }
     if (kind === DELTA) {
-      const stored = await readNodeBytes(reader, id);
+      const stored = await readNodeBytes(reader, id, rebuilt);
       if (stored.bytes === undefined) {
         problems.push(`node ${toHex(id)}: ${stored.damage ?? "missing"}`);
-      } else if (toHex(hash.sha256(stored.bytes)) !== toHex(id)) {
+      } else if (!sameBytes(hash.sha256(stored.bytes), id)) {
         problems.push(`node ${toHex(id)}: its delta does not rebuild the bytes of its id`);
       }
       continue;
@@ -134,7 +145,9 @@ export async function verifyRun(
   }
 
   // Every retained root's nodes: present, well-formed, canonical.
-  const roots = await retainedRoots(reader);
+  const roots = (await reader.execute(RETAINED_IN_ORDER)).rows.map(
+    (row) => row.root_id as Uint8Array,
+  );
   progress?.("roots", 0, roots.length);
   const checked = new Set<string>();
   const files = new Set<string>();
@@ -156,7 +169,7 @@ export async function verifyRun(
     }
     const node =
       held === undefined
-        ? await loadNode(reader, id, problems, entry === true)
+        ? await loadNode(reader, id, problems, rebuilt, entry === true)
         : checkHeld(held, hash, problems);
     if (node === undefined) continue;
     checkNode(node, { last, top }, problems);
@@ -172,7 +185,7 @@ export async function verifyRun(
       } else if (item.kind === "node") {
         pending.push({ id: item.target, last: last && i === node.items.length - 1, top: false });
       } else if (item.content !== undefined) {
-        if (toHex(hash.sha256(item.content)) !== toHex(item.target)) {
+        if (!sameBytes(hash.sha256(item.content), item.target)) {
           problems.push(
             `file ${toHex(item.target)}: its inline content does not hash to its digest`,
           );
@@ -241,11 +254,11 @@ interface Place {
 function checkHeld(item: Item, hash: HashFunctions, problems: string[]): DirectoryNode | undefined {
   const bytes = item.content!;
   const node = item.node!;
-  if (toHex(hash.sha256(bytes)) !== toHex(item.target)) {
+  if (!sameBytes(hash.sha256(bytes), item.target)) {
     problems.push(`node ${toHex(item.target)}: held in its entry, its bytes do not hash to its id`);
     return undefined;
   }
-  if (toHex(encodeNode(node.level, node.items).bytes!) !== toHex(bytes)) {
+  if (!sameBytes(nodeBytes(node.level, node.items).bytes, bytes)) {
     problems.push(`node ${toHex(item.target)}: not in the canonical encoding`);
   }
   return node;
@@ -255,9 +268,10 @@ async function loadNode(
   reader: Executor,
   id: Uint8Array,
   problems: string[],
+  rebuilt: RebuiltNodes,
   entry = false,
 ): Promise<DirectoryNode | undefined> {
-  const stored = await readNodeBytes(reader, id);
+  const stored = await readNodeBytes(reader, id, rebuilt);
   if (stored.missing) {
     problems.push(`node ${toHex(id)}: missing`);
     return undefined;
@@ -267,7 +281,7 @@ async function loadNode(
     problems.push(`node ${toHex(id)}: not a well-formed directory node`);
     return undefined;
   }
-  if (toHex(encodeNode(node.level, node.items).bytes!) !== toHex(stored.bytes)) {
+  if (!sameBytes(nodeBytes(node.level, node.items).bytes, stored.bytes)) {
     problems.push(`node ${toHex(id)}: not in the canonical encoding`);
   }
   if (entry && stored.bytes.length <= INLINE_NODE_MAX) {

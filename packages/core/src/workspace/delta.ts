@@ -27,6 +27,7 @@
  * - Garbage collection never leaves a delta without its base: a kept delta
  *   whose base is collected is first rewritten whole (gc.ts).
  */
+import { sameBytes } from "../port/hash.js";
 import {
   compareNames,
   type DirectoryNode,
@@ -135,12 +136,6 @@ function sameEntry(a: Item, b: Item): boolean {
     (a.content === undefined) === (b.content === undefined) &&
     sameBytes(a.target, b.target)
   );
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }
 
 /**

@@ -152,6 +152,15 @@ export function encodeNode(
   items: readonly Item[],
   hash: HashFunctions = portableHash,
 ): DirectoryNode {
+  const { bytes, offsets } = nodeBytes(level, items);
+  return { id: hash.sha256(bytes), level, items, bytes, offsets };
+}
+
+/** A node's canonical bytes, and where each entry starts in them (`entryOffsets`). */
+export function nodeBytes(
+  level: number,
+  items: readonly Item[],
+): { bytes: Uint8Array; offsets: number[] } {
   // An ASCII name is written from its code units; only other names are encoded.
   const names: (string | Uint8Array)[] = new Array(items.length);
   const offsets: number[] = new Array(items.length + 1);
@@ -191,7 +200,7 @@ export function encodeNode(
       at += item.content.length;
     }
   }
-  return { id: hash.sha256(bytes), level, items, bytes, offsets };
+  return { bytes, offsets };
 }
 
 /** Where a node's entries start in its bytes: entry i spans [at[i], at[i + 1]); at[count] is the end. */

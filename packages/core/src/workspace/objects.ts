@@ -112,15 +112,53 @@ export type StoredNode =
   | { readonly damage: string; readonly bytes?: undefined; readonly missing?: undefined };
 
 /**
+ * Nodes already rebuilt by one reader, so that a chain is rebuilt from the
+ * nearest of them instead of from its whole node (verify reads every delta
+ * of a run, each usually onto the one before it). Holds at most `limit`
+ * nodes, oldest out first. Rebuilding is a function of the rows alone, so a
+ * node taken from here is what reading its rows again would give — its
+ * depth is kept too, for the check that a chain always descends.
+ */
+export class RebuiltNodes {
+  readonly #limit: number;
+  readonly #nodes = new Map<string, { readonly bytes: Uint8Array; readonly depth: number }>();
+
+  constructor(limit = 4096) {
+    this.#limit = limit;
+  }
+
+  get(id: Uint8Array): { readonly bytes: Uint8Array; readonly depth: number } | undefined {
+    return this.#nodes.get(idKey(id));
+  }
+
+  set(id: Uint8Array, bytes: Uint8Array, depth: number): void {
+    this.#nodes.set(idKey(id), { bytes, depth });
+    if (this.#nodes.size > this.#limit) {
+      this.#nodes.delete(this.#nodes.keys().next().value as string);
+    }
+  }
+}
+
+/**
  * Reads a stored node's bytes, following a delta chain down to its whole
  * node (at most MAX_CHAIN rows below it, each strictly shallower than the
- * one above) and rebuilding upwards.
+ * one above) and rebuilding upwards. With `rebuilt`, the walk stops at the
+ * first node found there, and every node it rebuilds is added.
  */
-export async function readNodeBytes(executor: Executor, id: Uint8Array): Promise<StoredNode> {
-  const chain: { data: Uint8Array; size: number }[] = [];
+export async function readNodeBytes(
+  executor: Executor,
+  id: Uint8Array,
+  rebuilt?: RebuiltNodes,
+): Promise<StoredNode> {
+  const chain: { id: Uint8Array; data: Uint8Array; size: number; depth: number }[] = [];
   let at = id;
   let above = MAX_CHAIN + 1;
   for (;;) {
+    const known = rebuilt?.get(at);
+    if (known !== undefined) {
+      if (known.depth >= above) return { damage: "a delta chain is not well-formed" };
+      return rebuild(known.bytes, chain, rebuilt);
+    }
     const row = (await executor.execute(LOAD, objectKey(at))).rows[0];
     if (row === undefined) {
       return chain.length === 0 ? { missing: true } : { damage: "the base of a delta is missing" };
@@ -128,20 +166,34 @@ export async function readNodeBytes(executor: Executor, id: Uint8Array): Promise
     const kind = Number(row.kind);
     const data = row.data as Uint8Array;
     if (kind === BYTES) {
-      let bytes: Uint8Array | undefined = data;
-      for (let i = chain.length - 1; i >= 0 && bytes !== undefined; i--) {
-        bytes = applyDelta(bytes, chain[i]!.data, chain[i]!.size);
-      }
-      return bytes === undefined ? { damage: "a delta does not rebuild its node" } : { bytes };
+      rebuilt?.set(at, data, 0);
+      return rebuild(data, chain, rebuilt);
     }
     const depth = Number(row.depth);
     if (kind !== DELTA || depth < 1 || depth >= above || data.length <= 32) {
       return { damage: kind === DELTA ? "a delta chain is not well-formed" : "not a node" };
     }
-    chain.push({ data, size: Number(row.size) });
+    chain.push({ id: at, data, size: Number(row.size), depth });
     above = depth;
     at = data.subarray(0, 32);
   }
+}
+
+/** Applies a chain's deltas, deepest base first, onto `base`'s bytes. */
+function rebuild(
+  base: Uint8Array,
+  chain: readonly { id: Uint8Array; data: Uint8Array; size: number; depth: number }[],
+  rebuilt: RebuiltNodes | undefined,
+): StoredNode {
+  let bytes = base;
+  for (let i = chain.length - 1; i >= 0; i--) {
+    const link = chain[i]!;
+    const next = applyDelta(bytes, link.data, link.size);
+    if (next === undefined) return { damage: "a delta does not rebuild its node" };
+    rebuilt?.set(link.id, next, link.depth);
+    bytes = next;
+  }
+  return { bytes };
 }
 
 /** Decoded nodes by id, least recently used first out. */
