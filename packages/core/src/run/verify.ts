@@ -15,7 +15,7 @@ import type { Executor } from "../port/driver.js";
 import type { HashFunctions } from "../port/hash.js";
 import { sameBytes, toHex } from "../port/hash.js";
 import { HAS_OBJECT, READ_CHUNK } from "../workspace/files.js";
-import { objectRows } from "../workspace/gc.js";
+import { objectRows, retainedRoots } from "../workspace/gc.js";
 import {
   compareNames,
   type DirectoryNode,
@@ -46,15 +46,6 @@ GROUP BY id HAVING count(*) > 1 ORDER BY id`;
  */
 const REPEATED_EVENT_IDS = `SELECT event_id, count(*) AS n FROM journal
 GROUP BY event_id HAVING count(*) > 1 ORDER BY event_id`;
-/**
- * The retained roots (journal and pins), each once, in the order the journal
- * first named them (pinned roots it no longer names first): consecutive
- * roots share most of their paths, so their delta chains are rebuilt from
- * one another instead of from their whole nodes.
- */
-const RETAINED_IN_ORDER = `SELECT root_id FROM (
-  SELECT root_id, sequence FROM journal UNION ALL SELECT root_id, NULL FROM workspace_pin)
-GROUP BY root_id ORDER BY min(sequence)`;
 
 export interface VerifyReport {
   readonly ok: boolean;
@@ -145,9 +136,8 @@ export async function verifyRun(
   }
 
   // Every retained root's nodes: present, well-formed, canonical.
-  const roots = (await reader.execute(RETAINED_IN_ORDER)).rows.map(
-    (row) => row.root_id as Uint8Array,
-  );
+  // Oldest first: consecutive roots rebuild their chains from one another.
+  const roots = await retainedRoots(reader);
   progress?.("roots", 0, roots.length);
   const checked = new Set<string>();
   const files = new Set<string>();

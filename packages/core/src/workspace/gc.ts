@@ -35,8 +35,15 @@ export interface GarbageReport {
   readonly chunks: number;
 }
 
-const RETAINED_ROOTS = `SELECT DISTINCT root_id FROM journal
-UNION SELECT root_id FROM workspace_pin`;
+/**
+ * Each retained root once, in the order the journal first named them (roots
+ * only pins hold first): consecutive roots share most of their paths, so a
+ * walk over them finds its nodes cached, or (verify) its delta chains
+ * rebuilt from one another instead of from their whole nodes.
+ */
+const RETAINED_ROOTS = `SELECT root_id FROM (
+  SELECT root_id, sequence FROM journal UNION ALL SELECT root_id, NULL FROM workspace_pin)
+GROUP BY root_id ORDER BY min(sequence)`;
 const FILE_KIND = `SELECT kind, data FROM workspace_object WHERE ${OBJECT_BY_ID}`;
 const STORE_WHOLE = "UPDATE workspace_object SET kind = 0, depth = 0, data = ? WHERE rowid = ?";
 const PAGE = 500;
@@ -131,7 +138,7 @@ export async function collectGarbage(executor: Executor, cache: NodeCache): Prom
   return { nodes, files, chunks };
 }
 
-/** The roots the journal and the pins retain, each once (the empty root is retained besides). */
+/** The roots the journal and the pins retain, each once, oldest first (the empty root is retained besides). */
 export async function retainedRoots(executor: Executor): Promise<Uint8Array[]> {
   return (await executor.execute(RETAINED_ROOTS)).rows.map((row) => row.root_id as Uint8Array);
 }

@@ -150,7 +150,7 @@ export async function readNodeBytes(
   id: Uint8Array,
   rebuilt?: RebuiltNodes,
 ): Promise<StoredNode> {
-  const chain: { id: Uint8Array; data: Uint8Array; size: number; depth: number }[] = [];
+  const chain: ChainLink[] = [];
   let at = id;
   let above = MAX_CHAIN + 1;
   for (;;) {
@@ -179,10 +179,18 @@ export async function readNodeBytes(
   }
 }
 
+/** A delta row met on the way down a chain: its node's id, its data, the node's size, its depth. */
+interface ChainLink {
+  readonly id: Uint8Array;
+  readonly data: Uint8Array;
+  readonly size: number;
+  readonly depth: number;
+}
+
 /** Applies a chain's deltas, deepest base first, onto `base`'s bytes. */
 function rebuild(
   base: Uint8Array,
-  chain: readonly { id: Uint8Array; data: Uint8Array; size: number; depth: number }[],
+  chain: readonly ChainLink[],
   rebuilt: RebuiltNodes | undefined,
 ): StoredNode {
   let bytes = base;
