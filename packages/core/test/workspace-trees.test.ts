@@ -125,12 +125,63 @@ describe("directory nodes (prolly trees)", () => {
     cache.replace([built]);
     expect(cache.get(idKey(old.id))).toBeUndefined();
     expect(cache.get(idKey(other.id))?.items).toEqual(other.items);
-    // Kept without its bytes or base: the replaced version is not held through it.
+    // Kept with its bytes (its next edit copies from them), without its base:
+    // the replaced version is not held through it.
     expect(cache.get(idKey(built.id))).toStrictEqual({
       id: built.id,
       level: 0,
       items: built.items,
+      bytes: built.bytes,
+      offsets: built.offsets,
     });
+  });
+
+  it("a node built onto the node it replaces has the bytes and offsets of a whole encoding", () => {
+    // Entries a base shares are copied from its bytes: the result must be what
+    // encoding every entry gives, whatever was inserted, replaced (by an equal
+    // entry or a different one) or removed, for names ASCII or not, on any level.
+    const entry = fc.record({
+      name: fc.string({ minLength: 1, maxLength: 5, unit: "grapheme" }),
+      seed: fc.integer({ min: 0, max: 3 }),
+      inline: fc.boolean(),
+    });
+    const make = (level: number, e: { name: string; seed: number; inline: boolean }): Item =>
+      level > 0
+        ? { ...file(e.name, e.seed), kind: "node", size: 0 }
+        : e.inline
+          ? inline(e.name, `content ${e.seed}`)
+          : file(e.name, e.seed);
+    const sorted = (items: Item[]) => {
+      const byName = new Map(items.map((item) => [item.name, item]));
+      return [...byName.values()].sort((a, b) => compareNames(a.name, b.name));
+    };
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 2 }),
+        fc.array(entry, { maxLength: 40 }),
+        fc.array(fc.tuple(fc.nat(), fc.option(entry, { nil: undefined })), { maxLength: 6 }),
+        (level, before, edits) => {
+          const old = sorted(before.map((e) => make(level, e)));
+          const base = encodeNode(level, old);
+          let items = [...old];
+          for (const [at, e] of edits) {
+            if (e === undefined) {
+              if (items.length > 0) items.splice(at % items.length, 1);
+            } else {
+              // A fresh object even when it equals a base entry: copied by value, not identity.
+              items = sorted([...items, make(level, e)]);
+            }
+          }
+          const spliced = encodeNode(level, items, portableHash, base);
+          const whole = encodeNode(level, items);
+          expect(toHex(spliced.bytes!)).toBe(toHex(whole.bytes!));
+          expect(spliced.offsets).toEqual(whole.offsets);
+          expect(toHex(spliced.id)).toBe(toHex(whole.id));
+          expect(spliced.base).toBe(base);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 
   it("names order by UTF-8 bytes, astral characters after the whole BMP", () => {

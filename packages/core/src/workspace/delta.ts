@@ -27,7 +27,6 @@
  * - Garbage collection never leaves a delta without its base: a kept delta
  *   whose base is collected is first rewritten whole (gc.ts).
  */
-import { sameBytes } from "../port/hash.js";
 import {
   compareNames,
   type DirectoryNode,
@@ -35,6 +34,7 @@ import {
   type Item,
   NODE_PREFIX_LENGTH,
   readVarint,
+  sameEntry,
   varintLength,
   writeVarint,
 } from "./node.js";
@@ -51,7 +51,7 @@ export function encodeDelta(base: DirectoryNode, node: DirectoryNode): Uint8Arra
   const bytes = node.bytes;
   // A node of one entry differs from its base in that entry: its delta would be the node.
   if (bytes === undefined || base.level !== node.level || node.items.length < 2) return undefined;
-  const baseAt = entryOffsets(base.level, base.items);
+  const baseAt = base.offsets ?? entryOffsets(base.level, base.items);
   const nodeAt = node.offsets ?? entryOffsets(node.level, node.items);
   const ops = new Operations(bytes);
   // The domain and the level byte are the base's; the entry count is written out.
@@ -60,7 +60,13 @@ export function encodeDelta(base: DirectoryNode, node: DirectoryNode): Uint8Arra
   let j = 0;
   for (let i = 0; i < node.items.length; i++) {
     const item = node.items[i]!;
-    while (j < base.items.length && compareNames(base.items[j]!.name, item.name) < 0) j++;
+    while (
+      j < base.items.length &&
+      base.items[j] !== item &&
+      compareNames(base.items[j]!.name, item.name) < 0
+    ) {
+      j++;
+    }
     const old = base.items[j];
     if (old !== undefined && sameEntry(old, item)) {
       ops.copy(baseAt[j]!, baseAt[j + 1]! - baseAt[j]!);
@@ -123,19 +129,6 @@ export function baseFor(
     if (start !== undefined && compareNames(start.name, first.name) <= 0) chosen = node;
   }
   return chosen;
-}
-
-function sameEntry(a: Item, b: Item): boolean {
-  if (a === b) return true;
-  // Content held in an entry hashes to its target (a file's digest, a held
-  // directory's id): equal targets, equal content — no need to compare it.
-  return (
-    a.name === b.name &&
-    a.kind === b.kind &&
-    a.size === b.size &&
-    (a.content === undefined) === (b.content === undefined) &&
-    sameBytes(a.target, b.target)
-  );
 }
 
 /**

@@ -56,7 +56,7 @@
  * 12 wrote five nodes and 9.0 WAL pages, one in 32 writes three and 7.0.
  */
 import type { HashFunctions } from "../port/hash.js";
-import { portableHash, toHex, utf8 } from "../port/hash.js";
+import { portableHash, sameBytes, toHex, utf8 } from "../port/hash.js";
 
 /** A node ends after about one entry in CUT_ONE_IN (its mean size in entries). */
 export const CUT_ONE_IN = 32;
@@ -100,7 +100,11 @@ export interface DirectoryNode {
   readonly id: Uint8Array;
   readonly level: number;
   readonly items: readonly Item[];
-  /** The stored bytes (present for a node built here and not yet stored). */
+  /**
+   * Its bytes, for a node built here: the apply that built it stores them,
+   * and the node cache keeps them so that the next edit of the node copies
+   * its unchanged entries from them (`encodeNode`'s base).
+   */
   readonly bytes?: Uint8Array;
   /** With `bytes`: where each entry starts in them, as `entryOffsets` gives. */
   readonly offsets?: readonly number[];
@@ -146,14 +150,28 @@ function isAscii(text: string): boolean {
   return true;
 }
 
-/** Builds a node's bytes and id. Items must already be in name order. */
+/**
+ * Builds a node's bytes and id. Items must already be in name order. With
+ * `base` — the node this one replaces, at hand with its bytes — entries
+ * equal to base entries are copied from the base's bytes (an entry's bytes
+ * depend on nothing but the entry), so an edit that changes one entry of a
+ * large node writes that entry and copies the rest; the node records `base`
+ * to be stored as a change to it (delta.ts).
+ */
 export function encodeNode(
   level: number,
   items: readonly Item[],
   hash: HashFunctions = portableHash,
+  base?: DirectoryNode,
 ): DirectoryNode {
-  const { bytes, offsets } = nodeBytes(level, items);
-  return { id: hash.sha256(bytes), level, items, bytes, offsets };
+  const { bytes, offsets } =
+    base?.bytes !== undefined && base.level === level
+      ? bytesFrom(base as DirectoryNode & { bytes: Uint8Array }, items)
+      : nodeBytes(level, items);
+  const id = hash.sha256(bytes);
+  return base === undefined
+    ? { id, level, items, bytes, offsets }
+    : { id, level, items, bytes, offsets, base };
 }
 
 /** A node's canonical bytes, and where each entry starts in them (`entryOffsets`). */
@@ -164,7 +182,7 @@ export function nodeBytes(
   // An ASCII name is written from its code units; only other names are encoded.
   const names: (string | Uint8Array)[] = new Array(items.length);
   const offsets: number[] = new Array(items.length + 1);
-  let length = DOMAIN.length + 1 + varintLength(items.length);
+  let length = headerLength(items.length);
   offsets[0] = length;
   for (let i = 0; i < items.length; i++) {
     const item = items[i]!;
@@ -173,40 +191,119 @@ export function nodeBytes(
     length += entryLength(level, item, name.length);
     offsets[i + 1] = length;
   }
-  const bytes = new Uint8Array(length);
-  bytes.set(DOMAIN, 0);
-  let at = DOMAIN.length;
-  bytes[at++] = level;
-  at = writeVarint(bytes, at, items.length);
+  const bytes = header(level, items.length, length);
+  for (let i = 0; i < items.length; i++)
+    writeEntry(bytes, offsets[i]!, level, items[i]!, names[i]!);
+  return { bytes, offsets };
+}
+
+/**
+ * `nodeBytes` for a node replacing `base`: the same bytes, with each run of
+ * entries that `base` also holds, in the same order, copied from its bytes.
+ */
+function bytesFrom(
+  base: DirectoryNode & { bytes: Uint8Array },
+  items: readonly Item[],
+): { bytes: Uint8Array; offsets: number[] } {
+  const level = base.level;
+  const olds = base.items;
+  const baseAt = base.offsets ?? entryOffsets(level, olds);
+  // Per entry: the index of the equal base entry it is copied from, else its name to encode.
+  const from: (number | string | Uint8Array)[] = new Array(items.length);
+  const offsets: number[] = new Array(items.length + 1);
+  let length = headerLength(items.length);
+  offsets[0] = length;
+  let j = 0;
   for (let i = 0; i < items.length; i++) {
     const item = items[i]!;
-    const name = names[i]!;
-    if (level === 0) bytes[at++] = entryKind(item);
-    at = writeVarint(bytes, at, name.length);
-    if (typeof name === "string") {
-      for (let k = 0; k < name.length; k++) bytes[at + k] = name.charCodeAt(k);
+    while (j < olds.length && olds[j] !== item && compareNames(olds[j]!.name, item.name) < 0) j++;
+    if (j < olds.length && sameEntry(olds[j]!, item)) {
+      from[i] = j;
+      length += baseAt[j + 1]! - baseAt[j]!;
+      j++;
     } else {
-      bytes.set(name, at);
+      const name = isAscii(item.name) ? item.name : utf8(item.name);
+      from[i] = name;
+      length += entryLength(level, item, name.length);
     }
-    at += name.length;
-    bytes.set(item.target, at);
-    at += 32;
-    if (level === 0 && item.kind === "file") at = writeVarint(bytes, at, item.size);
-    else if (level === 0 && item.content !== undefined) {
-      at = writeVarint(bytes, at, item.content.length);
+    offsets[i + 1] = length;
+  }
+  const bytes = header(level, items.length, length);
+  for (let i = 0; i < items.length; ) {
+    const source = from[i]!;
+    if (typeof source !== "number") {
+      writeEntry(bytes, offsets[i]!, level, items[i]!, source);
+      i++;
+      continue;
     }
-    if (level === 0 && item.content !== undefined) {
-      bytes.set(item.content, at);
-      at += item.content.length;
-    }
+    let end = i + 1;
+    while (end < items.length && from[end] === source + (end - i)) end++;
+    bytes.set(base.bytes.subarray(baseAt[source]!, baseAt[source + end - i]!), offsets[i]!);
+    i = end;
   }
   return { bytes, offsets };
+}
+
+/** Two entries that encode to the same bytes. */
+export function sameEntry(a: Item, b: Item): boolean {
+  if (a === b) return true;
+  // Content held in an entry hashes to its target (a file's digest, a held
+  // directory's id): equal targets, equal content — no need to compare it.
+  return (
+    a.name === b.name &&
+    a.kind === b.kind &&
+    a.size === b.size &&
+    (a.content === undefined) === (b.content === undefined) &&
+    sameBytes(a.target, b.target)
+  );
+}
+
+function headerLength(count: number): number {
+  return DOMAIN.length + 1 + varintLength(count);
+}
+
+/** A node's bytes of `length`, with the domain, level and entry count written. */
+function header(level: number, count: number, length: number): Uint8Array {
+  const bytes = new Uint8Array(length);
+  bytes.set(DOMAIN, 0);
+  bytes[DOMAIN.length] = level;
+  writeVarint(bytes, DOMAIN.length + 1, count);
+  return bytes;
+}
+
+/** Writes one entry at `at` (its name as code units if ASCII, else as UTF-8); returns where it ends. */
+function writeEntry(
+  bytes: Uint8Array,
+  at: number,
+  level: number,
+  item: Item,
+  name: string | Uint8Array,
+): number {
+  if (level === 0) bytes[at++] = entryKind(item);
+  at = writeVarint(bytes, at, name.length);
+  if (typeof name === "string") {
+    for (let k = 0; k < name.length; k++) bytes[at + k] = name.charCodeAt(k);
+  } else {
+    bytes.set(name, at);
+  }
+  at += name.length;
+  bytes.set(item.target, at);
+  at += 32;
+  if (level === 0 && item.kind === "file") at = writeVarint(bytes, at, item.size);
+  else if (level === 0 && item.content !== undefined) {
+    at = writeVarint(bytes, at, item.content.length);
+  }
+  if (level === 0 && item.content !== undefined) {
+    bytes.set(item.content, at);
+    at += item.content.length;
+  }
+  return at;
 }
 
 /** Where a node's entries start in its bytes: entry i spans [at[i], at[i + 1]); at[count] is the end. */
 export function entryOffsets(level: number, items: readonly Item[]): number[] {
   const at: number[] = new Array(items.length + 1);
-  let end = DOMAIN.length + 1 + varintLength(items.length);
+  let end = headerLength(items.length);
   at[0] = end;
   for (let i = 0; i < items.length; i++) {
     const item = items[i]!;

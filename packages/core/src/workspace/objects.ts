@@ -223,12 +223,10 @@ export class NodeCache {
   }
 
   set(key: string, node: DirectoryNode): void {
-    this.#nodes.set(
-      key,
-      node.bytes === undefined && node.base === undefined
-        ? node
-        : { id: node.id, level: node.level, items: node.items },
-    );
+    // A built node's bytes are kept (its next edit copies from them); the
+    // node it replaced is not, or each version would keep the one before alive.
+    const { base: _replaced, ...kept } = node;
+    this.#nodes.set(key, node.base === undefined ? node : kept);
     if (this.#nodes.size > this.#limit) {
       this.#nodes.delete(this.#nodes.keys().next().value as string);
     }

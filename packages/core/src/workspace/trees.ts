@@ -99,14 +99,13 @@ export function* editWork(
   // The old nodes of the level being rebuilt: a new node may be stored as a delta onto one.
   let oldNodes: DirectoryNode[] = [];
   const build = (level: number, items: Item[]) => {
-    const node = encodeNode(level, items, hash);
     const base = level === oldNodes[0]?.level ? baseFor(oldNodes, items) : undefined;
-    const built = base === undefined ? node : { ...node, base };
+    const built = encodeNode(level, items, hash, base);
     loader.add(built);
     return built;
   };
   let start = yield* descend(loader, top, changes[0]![0]);
-  const end = yield* descend(loader, top, changes.at(-1)![0]);
+  const end = changes.length === 1 ? start : yield* descend(loader, top, changes.at(-1)![0]);
   // Level 0: the window's entries with the changes merged in.
   let window = yield* collect(loader, start, end);
   oldNodes = window.nodes;
