@@ -120,11 +120,9 @@ export function* editWork(
     oldNodes = window.nodes;
     const from = first.at(-1)!.index;
     const to = window.items.length - last.at(-1)!.node.items.length + last.at(-1)!.index;
-    items = [
-      ...window.items.slice(0, from),
-      ...result.nodes.map(childItem),
-      ...window.items.slice(to + 1),
-    ];
+    items = window.items.slice(0, from);
+    for (const node of result.nodes) items.push(childItem(node));
+    for (let i = to + 1; i < window.items.length; i++) items.push(window.items[i]!);
     result = yield* rechunk(loader, level, items, window.last, build, oldNodes);
     start = first;
     replaced = { first: start, last: result.last };
@@ -236,17 +234,17 @@ function* collect(
   loader: NodeLoader,
   first: Path,
   last: Path,
-): NodeWork<{ nodes: DirectoryNode[]; items: Item[]; last: Path }> {
+): NodeWork<{ nodes: DirectoryNode[]; items: readonly Item[]; last: Path }> {
   const nodes = [first.at(-1)!.node];
-  const items: Item[] = [...nodes[0]!.items];
   let at = first;
   while (!samePlace(at, last)) {
     const following = yield* next(loader, at);
     if (following === undefined) break;
     at = following;
     nodes.push(at.at(-1)!.node);
-    items.push(...at.at(-1)!.node.items);
   }
+  // One node (the usual window): its entries as they are, not a copy.
+  const items = nodes.length === 1 ? nodes[0]!.items : nodes.flatMap((node) => node.items);
   return { nodes, items, last: at };
 }
 
@@ -264,15 +262,19 @@ function* rechunk(
   replaced: DirectoryNode[],
 ): NodeWork<{ nodes: DirectoryNode[]; last: Path }> {
   const nodes: DirectoryNode[] = [];
+  // The entries of the chunk still open, carried from one list to the next.
   let open: Item[] = [];
   const push = (list: readonly Item[]) => {
-    for (const item of list) {
-      open.push(item);
-      if (open.length >= MAX_NODE_ENTRIES || isCut(level, item.name)) {
-        nodes.push(build(level, open));
+    let from = 0;
+    for (let i = 0; i < list.length; i++) {
+      if (open.length + i + 1 - from >= MAX_NODE_ENTRIES || isCut(level, list[i]!.name)) {
+        const group = list.slice(from, i + 1);
+        nodes.push(build(level, open.length === 0 ? group : open.concat(group)));
         open = [];
+        from = i + 1;
       }
     }
+    if (from < list.length) open = open.concat(list.slice(from));
   };
   push(items);
   let last = windowLast;
