@@ -225,8 +225,7 @@ export class NodeCache {
   set(key: string, node: DirectoryNode): void {
     // A built node's bytes are kept (its next edit copies from them); the
     // node it replaced is not, or each version would keep the one before alive.
-    const { base: _replaced, ...kept } = node;
-    this.#nodes.set(key, node.base === undefined ? node : kept);
+    this.#nodes.set(key, node.base === undefined ? node : withoutBase(node));
     if (this.#nodes.size > this.#limit) {
       this.#nodes.delete(this.#nodes.keys().next().value as string);
     }
@@ -242,6 +241,12 @@ export class NodeCache {
     for (const node of built) if (node.base !== undefined) this.#nodes.delete(idKey(node.base.id));
     for (const node of built) this.set(idKey(node.id), node);
   }
+}
+
+function withoutBase(node: DirectoryNode): DirectoryNode {
+  const { id, level, items, bytes, offsets } = node;
+  if (bytes === undefined || offsets === undefined) return { id, level, items };
+  return { id, level, items, bytes, offsets };
 }
 
 /**

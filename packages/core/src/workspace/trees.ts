@@ -169,10 +169,12 @@ export function builtBelow(loader: NodeLoader, top: DirectoryNode): DirectoryNod
   // four bytes rule them out before a key is made for them.
   const words = new Set(pending.map((node) => firstWord(node.id)));
   const out: DirectoryNode[] = [];
-  const seen = new Set<string>();
+  const seenRows = new Set<string>();
+  const seenHeld = new Set<string>();
   // A directory held inline in its entry is no row: only the rows below it are.
   const visit = (node: DirectoryNode, row: boolean) => {
-    const k = (row ? "row:" : "held:") + idKey(node.id);
+    const seen = row ? seenRows : seenHeld;
+    const k = idKey(node.id);
     if (seen.has(k)) return;
     seen.add(k);
     for (const item of node.items) {
