@@ -87,6 +87,30 @@ describe("runtimeHash (an adapter's native SHA-256)", () => {
     expect(toHex(digest)).toBe(EMPTY);
     expect(Object.getPrototypeOf(digest)).toBe(Uint8Array.prototype);
   });
+
+  it("views a digest that owns its memory, and copies one cut from a larger pool", () => {
+    const owned = oneShot("sha256", utf8("abc"), "buffer");
+    const viewed = runtimeHash(
+      "owned",
+      () => createHash("sha256"),
+      () => owned,
+    ).sha256(utf8("x"));
+    expect(viewed.buffer).toBe(owned.buffer);
+    expect(Object.getPrototypeOf(viewed)).toBe(Uint8Array.prototype);
+
+    // A digest that is a slice of a pool: an id kept for long must not keep the pool alive.
+    const pool = new Uint8Array(8192);
+    pool.set(owned, 64);
+    const slice = pool.subarray(64, 96);
+    const copied = runtimeHash(
+      "pooled",
+      () => createHash("sha256"),
+      () => slice,
+    ).sha256(utf8("x"));
+    expect(copied.buffer).not.toBe(pool.buffer);
+    expect(copied.buffer.byteLength).toBe(32);
+    expect(toHex(copied)).toBe(ABC);
+  });
 });
 
 describe("nodeCryptoHash (node:crypto as an adapter hands it over)", () => {

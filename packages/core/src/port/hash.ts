@@ -77,7 +77,7 @@ export function runtimeHash(
         state.update(data);
         return stream;
       },
-      digest: () => new Uint8Array(state.digest()),
+      digest: () => plain(state.digest()),
       copy: () => wrap(state.copy()),
     };
     return stream;
@@ -89,11 +89,25 @@ export function runtimeHash(
         ? (data: Uint8Array) => {
             const state = create();
             state.update(data);
-            return new Uint8Array(state.digest());
+            return plain(state.digest());
           }
-        : (data: Uint8Array) => new Uint8Array(digest(data)),
+        : (data: Uint8Array) => plain(digest(data)),
     createSha256: () => wrap(create()),
   });
+}
+
+/**
+ * A runtime's digest as a plain Uint8Array. One that owns its memory (Node's
+ * do) is viewed, not copied: a copy of 32 bytes is a new array on the
+ * JavaScript heap, which a driver binding it as a parameter must first move
+ * off that heap — about a microsecond for every id a step writes. One that is
+ * a slice of a larger pool is copied, so that an id kept for long does not
+ * keep the pool alive.
+ */
+function plain(digest: Uint8Array): Uint8Array {
+  return digest.byteOffset === 0 && digest.buffer.byteLength === digest.byteLength
+    ? new Uint8Array(digest.buffer, 0, digest.byteLength)
+    : new Uint8Array(digest);
 }
 
 /**
@@ -136,6 +150,12 @@ const encoder = new TextEncoder();
 
 export function utf8(text: string): Uint8Array {
   return encoder.encode(text);
+}
+
+/** True when every character is ASCII: the text's UTF-8 bytes are then its code units. */
+export function isAscii(text: string): boolean {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
+  return true;
 }
 
 /** Each byte value's two lower-case hex digits: the table `toHex` (and the id generator) reads. */

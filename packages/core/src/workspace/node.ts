@@ -56,7 +56,7 @@
  * 12 wrote five nodes and 9.0 WAL pages, one in 32 writes three and 7.0.
  */
 import type { HashFunctions } from "../port/hash.js";
-import { portableHash, sameBytes, toHex, utf8 } from "../port/hash.js";
+import { isAscii, portableHash, sameBytes, toHex, utf8 } from "../port/hash.js";
 
 /** A node ends after about one entry in CUT_ONE_IN (its mean size in entries). */
 export const CUT_ONE_IN = 32;
@@ -143,11 +143,6 @@ export function isCut(level: number, name: string): boolean {
   h = Math.imul(h, 0xc2b2ae35);
   h ^= h >>> 16;
   return (h >>> 0) % CUT_ONE_IN === 0;
-}
-
-function isAscii(text: string): boolean {
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
-  return true;
 }
 
 /**

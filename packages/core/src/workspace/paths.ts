@@ -12,7 +12,7 @@
  * A refused path fails with `invalid_path`, naming the path and the rule.
  */
 import { RunledgerError } from "../port/errors.js";
-import { utf8 } from "../port/hash.js";
+import { isAscii, utf8 } from "../port/hash.js";
 
 export const MAX_PATH_BYTES = 1024;
 export const MAX_SEGMENT_BYTES = 255;
@@ -28,16 +28,21 @@ export function parsePath(path: unknown): string[] {
   if (typeof path !== "string") refuse(path, "a path is a string");
   if (path === "") refuse(path, "a path is not empty");
   if (FORBIDDEN.test(path)) refuse(path, "no control character, NUL or backslash");
-  if (LONE_SURROGATE.test(path)) refuse(path, "well-formed Unicode (no lone surrogate)");
-  if (path.normalize("NFC") !== path) refuse(path, "a path is in Unicode NFC");
-  if (utf8(path).length > MAX_PATH_BYTES) refuse(path, `at most ${MAX_PATH_BYTES} UTF-8 bytes`);
+  // An ASCII path is its own NFC form, has no surrogate, and one byte per character.
+  const ascii = isAscii(path);
+  if (!ascii) {
+    if (LONE_SURROGATE.test(path)) refuse(path, "well-formed Unicode (no lone surrogate)");
+    if (path.normalize("NFC") !== path) refuse(path, "a path is in Unicode NFC");
+  }
+  const bytes = (text: string) => (ascii ? text.length : utf8(text).length);
+  if (bytes(path) > MAX_PATH_BYTES) refuse(path, `at most ${MAX_PATH_BYTES} UTF-8 bytes`);
   const segments = path.split("/");
   if (segments.length > MAX_DEPTH) refuse(path, `at most ${MAX_DEPTH} segments`);
   for (const segment of segments) {
     if (segment === "")
       refuse(path, "relative, with no empty segment (no leading, trailing or double /)");
     if (segment === "." || segment === "..") refuse(path, 'no "." or ".." segment');
-    if (utf8(segment).length > MAX_SEGMENT_BYTES) {
+    if (bytes(segment) > MAX_SEGMENT_BYTES) {
       refuse(path, `at most ${MAX_SEGMENT_BYTES} UTF-8 bytes in one segment`);
     }
   }
