@@ -18,6 +18,7 @@ import {
 import { idKey, NodeCache, NodeLoader } from "../src/workspace/objects.js";
 import {
   buildDirectory,
+  builtBelow,
   type Change,
   editDirectory,
   entries,
@@ -134,6 +135,50 @@ describe("directory nodes (prolly trees)", () => {
       bytes: built.bytes,
       offsets: built.offsets,
     });
+  });
+
+  it("the nodes to store are those an edit built below the new top, never a kept node", async () => {
+    // A directory of several leaves, stored: its nodes are cached with their bytes.
+    const cache = new NodeCache();
+    const first = new NodeLoader(noDatabase, cache);
+    const names = Array.from({ length: 400 }, (_, i) => `f${String(i).padStart(4, "0")}`);
+    const top = buildDirectory(
+      first,
+      portableHash,
+      names.map((name, i) => file(name, i)),
+    );
+    expect(top.level).toBeGreaterThan(0);
+    const stored = builtBelow(first, top);
+    expect(stored.map((node) => toHex(node.id)).sort()).toEqual(
+      first
+        .pending()
+        .map((node) => toHex(node.id))
+        .sort(),
+    );
+    cache.replace(stored);
+
+    // Adding a name stores the new path, children first, each node once.
+    const adding = new NodeLoader(noDatabase, cache);
+    const added = await editDirectory(adding, portableHash, top, [["f0100x", file("f0100x", 9)]]);
+    const path = builtBelow(adding, added);
+    const levels = path.map((node) => node.level);
+    expect(levels).toEqual([...levels].sort((a, b) => a - b));
+    expect(new Set(levels).size).toBe(added.level + 1);
+    expect(new Set(path.map((node) => toHex(node.id))).size).toBe(path.length);
+    for (const node of path) expect(adding.built(node.id)).toBe(node);
+    expect(path.at(-1)).toBe(added);
+
+    // Deleting every name but the first leaf's leaves that leaf as the top: it was
+    // kept, not built, so nothing is stored (it has its bytes, being cached).
+    let leaf = top;
+    while (leaf.level > 0) leaf = cache.get(idKey(leaf.items[0]!.target))!;
+    expect(leaf.bytes).toBeDefined();
+    const keep = new Set(leaf.items.map((item) => item.name));
+    const deleting = new NodeLoader(noDatabase, cache);
+    const changes: Change[] = names.filter((name) => !keep.has(name)).map((name) => [name, null]);
+    const left = await editDirectory(deleting, portableHash, top, changes);
+    expect(toHex(left.id)).toBe(toHex(leaf.id));
+    expect(builtBelow(deleting, left)).toEqual([]);
   });
 
   it("a node built onto the node it replaces has the bytes and offsets of a whole encoding", () => {

@@ -298,6 +298,11 @@ export class NodeLoader {
     return [...this.#pending.values()];
   }
 
+  /** The node with this id built in this operation, if one was. */
+  built(id: Uint8Array): DirectoryNode | undefined {
+    return this.#pending.get(idKey(id));
+  }
+
   /** A node built in this operation or cached, without asking the database; undefined otherwise. */
   known(id: Uint8Array): DirectoryNode | undefined {
     return this.#knownBy(idKey(id));

@@ -27,7 +27,7 @@ import {
   MAX_NODE_ENTRIES,
 } from "./node.js";
 import { type NodeWork, settle } from "./node-work.js";
-import { idKey, type NodeLoader } from "./objects.js";
+import type { NodeLoader } from "./objects.js";
 
 /** One step of a path from a directory's top node down: the node, and the child taken in it. */
 interface Step {
@@ -163,26 +163,25 @@ export function buildDirectory(
 
 /** The nodes reachable from `top` among those built in this operation, children first. */
 export function builtBelow(loader: NodeLoader, top: DirectoryNode): DirectoryNode[] {
-  const pending = loader.pending();
-  const built = new Map(pending.map((node) => [idKey(node.id), node]));
   // Most children of a node on the edited path were not built: their ids' first
   // four bytes rule them out before a key is made for them.
-  const words = new Set(pending.map((node) => firstWord(node.id)));
+  const words = new Set<number>();
+  for (const node of loader.pending()) words.add(firstWord(node.id));
   const out: DirectoryNode[] = [];
-  const seenRows = new Set<string>();
-  const seenHeld = new Set<string>();
+  const seenRows = new Set<DirectoryNode>();
+  const seenHeld = new Set<DirectoryNode>();
   // A directory held inline in its entry is no row: only the rows below it are.
   const visit = (node: DirectoryNode, row: boolean) => {
     const seen = row ? seenRows : seenHeld;
-    const k = idKey(node.id);
-    if (seen.has(k)) return;
-    seen.add(k);
+    if (seen.has(node)) return;
+    seen.add(node);
     for (const item of node.items) {
       if (item.kind === "file" || !words.has(firstWord(item.target))) continue;
-      const child = built.get(idKey(item.target));
+      const child = loader.built(item.target);
       if (child !== undefined) visit(child, item.node === undefined);
     }
-    if (row && node.bytes !== undefined) out.push(node);
+    // The top may be a node kept from before (an edit that left one child of a top).
+    if (row && (node !== top || loader.built(top.id) === top)) out.push(node);
   };
   visit(top, true);
   return out;
