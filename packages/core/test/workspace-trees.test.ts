@@ -137,6 +137,29 @@ describe("directory nodes (prolly trees)", () => {
     });
   });
 
+  it("a node cache keeps the bytes of a bounded amount of nodes, those kept longest dropped first", () => {
+    const node = (name: string) => encodeNode(0, [inline(name, name.repeat(40))]);
+    const [a, b, c] = [node("a"), node("b"), node("c")];
+    // Room for the bytes of two of these nodes, not three.
+    const cache = new NodeCache(16, a.bytes!.length + b.bytes!.length);
+    for (const built of [a, b]) cache.set(idKey(built.id), built);
+    expect(cache.bytesKept).toBe(a.bytes!.length + b.bytes!.length);
+    cache.set(idKey(c.id), c);
+    // a's bytes went (kept longest); a itself stays, as it would be decoded.
+    expect(cache.get(idKey(a.id))).toStrictEqual({ id: a.id, level: 0, items: a.items });
+    expect(cache.get(idKey(b.id))?.bytes).toBe(b.bytes);
+    expect(cache.get(idKey(c.id))?.bytes).toBe(c.bytes);
+    expect(cache.bytesKept).toBe(b.bytes!.length + c.bytes!.length);
+
+    // A node replaced, or pushed out of the cache, gives its bytes' room back.
+    cache.replace([{ ...node("b2"), base: b }]);
+    expect(cache.get(idKey(b.id))).toBeUndefined();
+    const small = new NodeCache(1);
+    small.set(idKey(a.id), a);
+    small.set(idKey(b.id), { id: b.id, level: 0, items: b.items });
+    expect(small.bytesKept).toBe(0);
+  });
+
   it("the nodes to store are those an edit built below the new top, never a kept node", async () => {
     // A directory of several leaves, stored: its nodes are cached with their bytes.
     const cache = new NodeCache();
