@@ -4,6 +4,7 @@
  * the one conversion between the two forms live here.
  */
 import { sha256 as nobleSha256 } from "@noble/hashes/sha2.js";
+import { plainBytes } from "./values.js";
 
 /**
  * SHA-256, two ways. Core always has the portable one (a runtime-agnostic
@@ -106,7 +107,7 @@ export function runtimeHash(
  */
 function plain(digest: Uint8Array): Uint8Array {
   return digest.byteOffset === 0 && digest.buffer.byteLength === digest.byteLength
-    ? new Uint8Array(digest.buffer, 0, digest.byteLength)
+    ? plainBytes(digest)
     : new Uint8Array(digest);
 }
 

@@ -34,7 +34,7 @@ import {
   type Item,
   NODE_PREFIX_LENGTH,
   readVarint,
-  sameEntry,
+  sharedEntries,
   varintLength,
   writeVarint,
 } from "./node.js";
@@ -57,23 +57,11 @@ export function encodeDelta(base: DirectoryNode, node: DirectoryNode): Uint8Arra
   // The domain and the level byte are the base's; the entry count is written out.
   ops.copy(0, NODE_PREFIX_LENGTH);
   ops.insert(NODE_PREFIX_LENGTH, nodeAt[0]!);
-  let j = 0;
+  const shared = sharedEntries(base.items, node.items);
   for (let i = 0; i < node.items.length; i++) {
-    const item = node.items[i]!;
-    while (
-      j < base.items.length &&
-      base.items[j] !== item &&
-      compareNames(base.items[j]!.name, item.name) < 0
-    ) {
-      j++;
-    }
-    const old = base.items[j];
-    if (old !== undefined && sameEntry(old, item)) {
-      ops.copy(baseAt[j]!, baseAt[j + 1]! - baseAt[j]!);
-      j++;
-    } else {
-      ops.insert(nodeAt[i]!, nodeAt[i + 1]!);
-    }
+    const j = shared[i]!;
+    if (j >= 0) ops.copy(baseAt[j]!, baseAt[j + 1]! - baseAt[j]!);
+    else ops.insert(nodeAt[i]!, nodeAt[i + 1]!);
   }
   return 2 * ops.length() <= bytes.length ? ops.finish(base.id) : undefined;
 }

@@ -201,46 +201,64 @@ function bytesFrom(
   items: readonly Item[],
 ): { bytes: Uint8Array; offsets: number[] } {
   const level = base.level;
-  const olds = base.items;
-  const baseAt = base.offsets ?? entryOffsets(level, olds);
-  // Per entry: the index of the equal base entry it is copied from, else its name to encode.
-  const from: (number | string | Uint8Array)[] = new Array(items.length);
+  const baseAt = base.offsets ?? entryOffsets(level, base.items);
+  const shared = sharedEntries(base.items, items);
+  // The names of the entries not copied, to encode (an ASCII one as its code units).
+  const names: (string | Uint8Array | undefined)[] = new Array(items.length);
   const offsets: number[] = new Array(items.length + 1);
   let length = headerLength(items.length);
   offsets[0] = length;
-  let j = 0;
   for (let i = 0; i < items.length; i++) {
-    const item = items[i]!;
-    while (j < olds.length && olds[j] !== item && compareNames(olds[j]!.name, item.name) < 0) j++;
-    if (j < olds.length && sameEntry(olds[j]!, item)) {
-      from[i] = j;
+    const j = shared[i]!;
+    if (j >= 0) {
       length += baseAt[j + 1]! - baseAt[j]!;
-      j++;
     } else {
+      const item = items[i]!;
       const name = isAscii(item.name) ? item.name : utf8(item.name);
-      from[i] = name;
+      names[i] = name;
       length += entryLength(level, item, name.length);
     }
     offsets[i + 1] = length;
   }
   const bytes = header(level, items.length, length);
   for (let i = 0; i < items.length; ) {
-    const source = from[i]!;
-    if (typeof source !== "number") {
-      writeEntry(bytes, offsets[i]!, level, items[i]!, source);
+    const j = shared[i]!;
+    if (j < 0) {
+      writeEntry(bytes, offsets[i]!, level, items[i]!, names[i]!);
       i++;
       continue;
     }
     let end = i + 1;
-    while (end < items.length && from[end] === source + (end - i)) end++;
-    bytes.set(base.bytes.subarray(baseAt[source]!, baseAt[source + end - i]!), offsets[i]!);
+    while (end < items.length && shared[end] === j + (end - i)) end++;
+    bytes.set(base.bytes.subarray(baseAt[j]!, baseAt[j + end - i]!), offsets[i]!);
     i = end;
   }
   return { bytes, offsets };
 }
 
+/**
+ * For each of `items`, the index of the entry of `olds` that encodes to the
+ * same bytes, or -1 (both lists in name order): what a node replacing
+ * another shares with it, for its bytes and for its delta (delta.ts).
+ */
+export function sharedEntries(olds: readonly Item[], items: readonly Item[]): number[] {
+  const shared: number[] = new Array(items.length);
+  let j = 0;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!;
+    while (j < olds.length && olds[j] !== item && compareNames(olds[j]!.name, item.name) < 0) j++;
+    if (j < olds.length && sameEntry(olds[j]!, item)) {
+      shared[i] = j;
+      j++;
+    } else {
+      shared[i] = -1;
+    }
+  }
+  return shared;
+}
+
 /** Two entries that encode to the same bytes. */
-export function sameEntry(a: Item, b: Item): boolean {
+function sameEntry(a: Item, b: Item): boolean {
   if (a === b) return true;
   // Content held in an entry hashes to its target (a file's digest, a held
   // directory's id): equal targets, equal content — no need to compare it.
@@ -266,14 +284,14 @@ function header(level: number, count: number, length: number): Uint8Array {
   return bytes;
 }
 
-/** Writes one entry at `at` (its name as code units if ASCII, else as UTF-8); returns where it ends. */
+/** Writes one entry at `at` (its name as code units if ASCII, else as UTF-8). */
 function writeEntry(
   bytes: Uint8Array,
   at: number,
   level: number,
   item: Item,
   name: string | Uint8Array,
-): number {
+): void {
   if (level === 0) bytes[at++] = entryKind(item);
   at = writeVarint(bytes, at, name.length);
   if (typeof name === "string") {
@@ -288,11 +306,7 @@ function writeEntry(
   else if (level === 0 && item.content !== undefined) {
     at = writeVarint(bytes, at, item.content.length);
   }
-  if (level === 0 && item.content !== undefined) {
-    bytes.set(item.content, at);
-    at += item.content.length;
-  }
-  return at;
+  if (level === 0 && item.content !== undefined) bytes.set(item.content, at);
 }
 
 /** Where a node's entries start in its bytes: entry i spans [at[i], at[i + 1]); at[count] is the end. */

@@ -263,28 +263,16 @@ function* rechunk(
   replaced: DirectoryNode[],
 ): NodeWork<{ nodes: DirectoryNode[]; last: Path }> {
   const nodes: DirectoryNode[] = [];
+  const done = (group: Item[]) => nodes.push(build(level, group));
   // The entries of the chunk still open, carried from one list to the next.
-  let open: Item[] = [];
-  const push = (list: readonly Item[]) => {
-    let from = 0;
-    for (let i = 0; i < list.length; i++) {
-      if (open.length + i + 1 - from >= MAX_NODE_ENTRIES || isCut(level, list[i]!.name)) {
-        const group = list.slice(from, i + 1);
-        nodes.push(build(level, open.length === 0 ? group : open.concat(group)));
-        open = [];
-        from = i + 1;
-      }
-    }
-    if (from < list.length) open = open.concat(list.slice(from));
-  };
-  push(items);
+  let open = cutInto(level, items, [], done);
   let last = windowLast;
   while (open.length > 0) {
     const following = yield* next(loader, last);
     if (following === undefined) break;
     last = following;
     replaced.push(last.at(-1)!.node);
-    push(last.at(-1)!.node.items);
+    open = cutInto(level, last.at(-1)!.node.items, open, done);
   }
   if (open.length > 0) nodes.push(build(level, open));
   return { nodes, last };
@@ -293,16 +281,32 @@ function* rechunk(
 /** Entries cut into node-sized groups by the cut rule. */
 function chunk(level: number, items: readonly Item[]): Item[][] {
   const groups: Item[][] = [];
-  let open: Item[] = [];
-  for (const item of items) {
-    open.push(item);
-    if (open.length >= MAX_NODE_ENTRIES || isCut(level, item.name)) {
-      groups.push(open);
-      open = [];
-    }
-  }
+  const open = cutInto(level, items, [], (group) => groups.push(group));
   if (open.length > 0) groups.push(open);
   return groups;
+}
+
+/**
+ * The cut rule over `list`, after the entries `open` holds of a group not
+ * yet ended: each group that ends is handed to `done`; returns the entries
+ * of the group still open after `list`.
+ */
+function cutInto(
+  level: number,
+  list: readonly Item[],
+  open: Item[],
+  done: (group: Item[]) => void,
+): Item[] {
+  let from = 0;
+  for (let i = 0; i < list.length; i++) {
+    if (open.length + i + 1 - from >= MAX_NODE_ENTRIES || isCut(level, list[i]!.name)) {
+      const group = list.slice(from, i + 1);
+      done(open.length === 0 ? group : open.concat(group));
+      open = [];
+      from = i + 1;
+    }
+  }
+  return from < list.length ? open.concat(list.slice(from)) : open;
 }
 
 function parentOf(path: Path): Path {
