@@ -159,10 +159,13 @@ export function encodeNode(
   hash: HashFunctions = portableHash,
   base?: DirectoryNode,
 ): DirectoryNode {
-  const { bytes, offsets } =
+  const { bytes, offsets } = bytesFrom(
+    level,
+    items,
     base?.bytes !== undefined && base.level === level
-      ? bytesFrom(base as DirectoryNode & { bytes: Uint8Array }, items)
-      : nodeBytes(level, items);
+      ? (base as DirectoryNode & { bytes: Uint8Array })
+      : undefined,
+  );
   const id = hash.sha256(bytes);
   return base === undefined
     ? { id, level, items, bytes, offsets }
@@ -174,44 +177,29 @@ export function nodeBytes(
   level: number,
   items: readonly Item[],
 ): { bytes: Uint8Array; offsets: number[] } {
-  // An ASCII name is written from its code units; only other names are encoded.
-  const names: (string | Uint8Array)[] = new Array(items.length);
-  const offsets: number[] = new Array(items.length + 1);
-  let length = headerLength(items.length);
-  offsets[0] = length;
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i]!;
-    const name = isAscii(item.name) ? item.name : utf8(item.name);
-    names[i] = name;
-    length += entryLength(level, item, name.length);
-    offsets[i + 1] = length;
-  }
-  const bytes = header(level, items.length, length);
-  for (let i = 0; i < items.length; i++)
-    writeEntry(bytes, offsets[i]!, level, items[i]!, names[i]!);
-  return { bytes, offsets };
+  return bytesFrom(level, items, undefined);
 }
 
 /**
- * `nodeBytes` for a node replacing `base`: the same bytes, with each run of
- * entries that `base` also holds, in the same order, copied from its bytes.
+ * `nodeBytes`, with each run of entries that `base` (the node replaced, with
+ * its bytes) also holds, in the same order, copied from its bytes.
  */
 function bytesFrom(
-  base: DirectoryNode & { bytes: Uint8Array },
+  level: number,
   items: readonly Item[],
+  base: (DirectoryNode & { bytes: Uint8Array }) | undefined,
 ): { bytes: Uint8Array; offsets: number[] } {
-  const level = base.level;
-  const baseAt = base.offsets ?? entryOffsets(level, base.items);
-  const shared = sharedEntries(base.items, items);
+  const baseAt = base === undefined ? undefined : (base.offsets ?? entryOffsets(level, base.items));
+  const shared = base === undefined ? undefined : sharedEntries(base.items, items);
   // The names of the entries not copied, to encode (an ASCII one as its code units).
   const names: (string | Uint8Array | undefined)[] = new Array(items.length);
   const offsets: number[] = new Array(items.length + 1);
   let length = headerLength(items.length);
   offsets[0] = length;
   for (let i = 0; i < items.length; i++) {
-    const j = shared[i]!;
+    const j = shared?.[i] ?? -1;
     if (j >= 0) {
-      length += baseAt[j + 1]! - baseAt[j]!;
+      length += baseAt![j + 1]! - baseAt![j]!;
     } else {
       const item = items[i]!;
       const name = isAscii(item.name) ? item.name : utf8(item.name);
@@ -222,15 +210,15 @@ function bytesFrom(
   }
   const bytes = header(level, items.length, length);
   for (let i = 0; i < items.length; ) {
-    const j = shared[i]!;
+    const j = shared?.[i] ?? -1;
     if (j < 0) {
       writeEntry(bytes, offsets[i]!, level, items[i]!, names[i]!);
       i++;
       continue;
     }
     let end = i + 1;
-    while (end < items.length && shared[end] === j + (end - i)) end++;
-    bytes.set(base.bytes.subarray(baseAt[j]!, baseAt[j + end - i]!), offsets[i]!);
+    while (end < items.length && shared![end] === j + (end - i)) end++;
+    bytes.set(base!.bytes.subarray(baseAt![j]!, baseAt![j + end - i]!), offsets[i]!);
     i = end;
   }
   return { bytes, offsets };
