@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { portableHash, toHex } from "../src/port/hash.js";
+import { applyDelta, encodeDelta } from "../src/workspace/delta.js";
 import {
   compareNames,
   type DirectoryNode,
@@ -160,6 +161,38 @@ describe("directory nodes (prolly trees)", () => {
     expect(small.bytesKept).toBe(0);
   });
 
+  it("bytes a parent's entry may hold own their memory; larger nodes and deltas share blocks", () => {
+    const owns = (bytes: Uint8Array) =>
+      bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length;
+    // Held in its parent's entry, so kept as long as any cached parent is: never a view into a block.
+    const small = encodeNode(0, [inline("f", "a small file")]);
+    expect(small.bytes!.length).toBeLessThanOrEqual(INLINE_NODE_MAX);
+    expect(owns(small.bytes!)).toBe(true);
+    expect(owns(directoryItem("d", small, portableHash).content!)).toBe(true);
+
+    // Larger: carved one after the other from the same block.
+    const larger = (seed: number) =>
+      encodeNode(
+        0,
+        Array.from({ length: 20 }, (_, i) => file(`f${String(i).padStart(2, "0")}`, seed + i)),
+      );
+    const [first, second, third] = [larger(0), larger(100), larger(200)];
+    expect(first.bytes!.length).toBeGreaterThan(INLINE_NODE_MAX);
+    expect(owns(first.bytes!)).toBe(false);
+    // Side by side, unless a block filled up between the two (then the next two are).
+    const [one, two] = second.bytes!.byteOffset === 0 ? [second, third] : [first, second];
+    expect(two.bytes!.buffer).toBe(one.bytes!.buffer);
+    expect(two.bytes!.byteOffset).toBe(one.bytes!.byteOffset + one.bytes!.length);
+
+    // A delta is written and dropped within its apply: from a block whatever its size.
+    const edited = encodeNode(0, [...first.items.slice(0, 19), file("f19", 999)]);
+    const delta = encodeDelta(first, edited)!;
+    expect(delta.length).toBeLessThan(INLINE_NODE_MAX);
+    expect(owns(delta)).toBe(false);
+    expect(toHex(applyDelta(first.bytes!, delta, edited.bytes!.length)!)).toBe(
+      toHex(edited.bytes!),
+    );
+  });
   it("the nodes to store are those an edit built below the new top, never a kept node", async () => {
     // A directory of several leaves, stored: its nodes are cached with their bytes.
     const cache = new NodeCache();

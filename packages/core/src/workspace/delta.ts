@@ -27,6 +27,7 @@
  * - Garbage collection never leaves a delta without its base: a kept delta
  *   whose base is collected is first rewritten whole (gc.ts).
  */
+import { blockBytes } from "./blocks.js";
 import {
   compareNames,
   type DirectoryNode,
@@ -168,7 +169,7 @@ class Operations {
   }
 
   finish(baseId: Uint8Array): Uint8Array {
-    const out = new Uint8Array(this.length());
+    const out = blockBytes(this.length());
     out.set(baseId, 0);
     let at = 32;
     const parts = this.#parts;

@@ -57,6 +57,7 @@
  */
 import type { HashFunctions } from "../port/hash.js";
 import { isAscii, portableHash, sameBytes, toHex, utf8 } from "../port/hash.js";
+import { blockBytes } from "./blocks.js";
 
 /** A node ends after about one entry in CUT_ONE_IN (its mean size in entries). */
 export const CUT_ONE_IN = 32;
@@ -263,9 +264,12 @@ function headerLength(count: number): number {
   return DOMAIN.length + 1 + varintLength(count);
 }
 
-/** A node's bytes of `length`, with the domain, level and entry count written. */
+/**
+ * A node's bytes of `length`, with the domain, level and entry count written:
+ * carved from a block (blocks.ts), unless a parent's entry may hold them.
+ */
 function header(level: number, count: number, length: number): Uint8Array {
-  const bytes = new Uint8Array(length);
+  const bytes = length > INLINE_NODE_MAX ? blockBytes(length) : new Uint8Array(length);
   bytes.set(DOMAIN, 0);
   bytes[DOMAIN.length] = level;
   writeVarint(bytes, DOMAIN.length + 1, count);
