@@ -48,6 +48,8 @@ interface Node {
   /** The bytes its row holds, and its depth (0: whole). */
   readonly stored: number;
   readonly depth: number;
+  /** A root held by its journal events, not a row. */
+  readonly held?: boolean;
 }
 
 interface Row {
@@ -78,11 +80,20 @@ export function layoutOf(file: string): Layout {
       return applyDelta(rebuild(row.data.subarray(0, 32)), row.data, row.size);
     };
     const nodes = new Map<string, Node>();
+    /** Roots their journal events hold (core's workspace/roots.ts): no row of their own. */
+    const held = new Map<string, Buffer>();
     const load = (id: Buffer): Node => {
       const key = id.toString("hex");
       const known = nodes.get(key);
       if (known !== undefined) return known;
-      const row = read.get(id.subarray(0, 8), id) as Row;
+      const row = read.get(id.subarray(0, 8), id) as Row | undefined;
+      const inJournal = held.get(key);
+      if (row === undefined && inJournal !== undefined) {
+        const node = { ...decode(key, inJournal), stored: inJournal.length, depth: 0, held: true };
+        nodes.set(key, node);
+        return node;
+      }
+      if (row === undefined) throw new Error(`node ${key} is missing in ${file}`);
       const bytes = rebuild(id);
       if (!isNode(bytes)) throw new Error(`object ${key} is not a node`);
       const node = { ...decode(key, bytes), stored: row.data.length, depth: row.depth };
@@ -90,8 +101,14 @@ export function layoutOf(file: string): Layout {
       return node;
     };
     const roots = (
-      db.prepare("SELECT root_id FROM journal ORDER BY sequence").all() as { root_id: Buffer }[]
-    ).map((row) => row.root_id);
+      db.prepare("SELECT root_id, root_node FROM journal ORDER BY sequence").all() as {
+        root_id: Buffer;
+        root_node: Buffer | null;
+      }[]
+    ).map((row) => {
+      if (row.root_node !== null) held.set(row.root_id.toString("hex"), row.root_node);
+      return row.root_id;
+    });
     const seen = new Set<string>();
     const byLevel: Record<string, number> = {};
     let stored = 0;
@@ -109,7 +126,7 @@ export function layoutOf(file: string): Layout {
         stored += node.stored;
         fresh += 1;
         if (node.depth > 0) deltas += 1;
-        else wholeStored += node.stored;
+        else if (node.held !== true) wholeStored += node.stored;
         deepest = Math.max(deepest, node.depth);
         follow(node.level, node.entries);
       };

@@ -210,6 +210,16 @@ export function describeBadFiles(fx: Fixtures): void {
           expect(error.message).toContain("its current workspace root does not exist"),
       },
       {
+        name: "a valid v1 file whose newest event names a root neither stored nor held",
+        build: derived([
+          `INSERT INTO journal (sequence, event_id, record, root_id, root_node, written_at)
+SELECT coalesce(max(sequence), 0) + 1, 'e', '{}', X'${"ab".repeat(32)}', NULL, 0 FROM journal`,
+        ]),
+        code: "corrupt",
+        check: (error) =>
+          expect(error.message).toContain("its current workspace root does not exist"),
+      },
+      {
         name: "a v1 file without its header id and without the identity table",
         build: derived(["PRAGMA application_id = 0", "DROP TABLE runledger_identity"]),
         code: "foreign_database",

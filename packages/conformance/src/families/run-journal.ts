@@ -471,12 +471,37 @@ export function describeRunJournal(fx: Fixtures): void {
       expect(report.problems).toEqual([`file ${digest}: missing`]);
     });
 
+    /** A raw event after the newest, at `root` holding `node` (SQL expressions). */
+    const rawEvent = (root: string, node: string) =>
+      `INSERT INTO journal (sequence, event_id, record, root_id, root_node, written_at)
+SELECT max(sequence) + 1, 'raw-' || max(sequence), '{}', ${root}, ${node}, 0 FROM journal`;
+
     it("reports a root the journal retains whose node is missing", async () => {
+      const missing = "ab".repeat(32);
+      // An event naming a root held nowhere, then the current root again (held as before).
       const report = await tampered((roots) => [
-        `DELETE FROM workspace_object WHERE id = X'${roots[0]}'`,
+        rawEvent(`X'${missing}'`, "NULL"),
+        rawEvent(
+          `X'${roots[1]}'`,
+          `(SELECT root_node FROM journal WHERE root_id = X'${roots[1]}' LIMIT 1)`,
+        ),
       ]);
       expect(report.ok).toBe(false);
-      expect(report.problems.join("\n")).toMatch(/node [0-9a-f]{64}: missing/);
+      expect(report.problems.join("\n")).toMatch(new RegExp(`node ${missing}: missing`));
+    });
+
+    it("reports a root an event holds whose bytes do not hash to its id", async () => {
+      // The newest root again, holding the bytes of the one before.
+      const report = await tampered((roots) => [
+        rawEvent(
+          `X'${roots[1]}'`,
+          `(SELECT root_node FROM journal WHERE root_id = X'${roots[0]}' LIMIT 1)`,
+        ),
+      ]);
+      expect(report.ok).toBe(false);
+      expect(report.problems.join("\n")).toMatch(
+        /root [0-9a-f]{64}: held in the journal, its bytes do not hash to its id/,
+      );
     });
 
     /** A pinned leaf of inline files (kind 0x03), encoded by the conformance reference encoder. */

@@ -156,6 +156,8 @@ export interface StoredTables {
   readonly objects: Map<string, StoredObject>;
   readonly current: string;
   readonly journalRoots: Set<string>;
+  /** Roots the journal's events hold (`root_node`): id → the node's bytes. */
+  readonly heldRoots: Map<string, Buffer>;
   readonly pinRoots: Set<string>;
   readonly chunks: Set<string>;
 }
@@ -183,8 +185,12 @@ export async function storedTables(lease: RunLease): Promise<StoredTables> {
     });
   }
   const current = String((await rows(`SELECT ${h("root_id")} FROM workspace_current`))[0]?.root_id);
-  const journalRoots = new Set(
-    (await rows(`SELECT ${h("root_id")} FROM journal`)).map((row) => String(row.root_id)),
+  const journal = await rows(`SELECT ${h("root_id")}, root_node FROM journal`);
+  const journalRoots = new Set(journal.map((row) => String(row.root_id)));
+  const heldRoots = new Map(
+    journal
+      .filter((row) => row.root_node instanceof Uint8Array)
+      .map((row) => [String(row.root_id), Buffer.from(row.root_node as Uint8Array)]),
   );
   const pinRoots = new Set(
     (await rows(`SELECT ${h("root_id")} FROM workspace_pin`)).map((row) => String(row.root_id)),
@@ -194,7 +200,7 @@ export async function storedTables(lease: RunLease): Promise<StoredTables> {
       String(row.prefix_digest),
     ),
   );
-  return { objects, current, journalRoots, pinRoots, chunks };
+  return { objects, current, journalRoots, heldRoots, pinRoots, chunks };
 }
 
 /** What the documented retention rule keeps, starting from the given roots. */
@@ -204,15 +210,26 @@ export function reachableFrom(tables: StoredTables, retainedRoots: Iterable<stri
   const chunks = new Set<string>();
   // A node id to look up, or the bytes of a directory held in its entry (no row of its own).
   const pending: (string | Buffer)[] = [...retainedRoots];
+  const retained = new Set(pending as string[]);
+  const walkedHeld = new Set<string>();
   while (pending.length > 0) {
     const next = pending.pop()!;
     let bytes: Buffer;
     if (typeof next === "string") {
       if (nodes.has(next)) continue;
       const stored = tables.objects.get(next);
-      if (stored === undefined) continue;
-      nodes.add(next);
-      bytes = nodeBytes(tables, next);
+      const held = tables.heldRoots.get(next);
+      if (stored !== undefined) {
+        nodes.add(next);
+        bytes = nodeBytes(tables, next);
+      } else if (held !== undefined && retained.has(next)) {
+        // A root its events hold: no row of its own, but what it names is retained.
+        if (walkedHeld.has(next)) continue;
+        walkedHeld.add(next);
+        bytes = held;
+      } else {
+        continue;
+      }
     } else {
       bytes = next;
     }
@@ -299,6 +316,12 @@ export function allObjects(tables: StoredTables): ObjectSets {
 }
 
 /** How many directory nodes, files and pieces of large files the run stores. */
+/** A root's node bytes as the format stores them: held by its events (`root_node`), else its row. */
+export async function storedRootBytes(lease: RunLease, rootId: string): Promise<Buffer> {
+  const tables = await storedTables(lease);
+  return tables.heldRoots.get(rootId) ?? nodeBytes(tables, rootId);
+}
+
 export async function objectCounts(
   lease: RunLease,
 ): Promise<{ nodes: number; files: number; chunks: number }> {
@@ -454,6 +477,11 @@ function cutHash(level: number, name: string): number {
   h = (h ^ (h >>> 13)) >>> 0;
   h = Math.imul(h, 0xc2b2ae35) >>> 0;
   return (h ^ (h >>> 16)) >>> 0;
+}
+
+/** Whether the cut rule ends a node at `level` after the entry named `name` (below MAX_NODE_ENTRIES). */
+export function endsNode(level: number, name: string): boolean {
+  return cutHash(level, name) % CUT_ONE_IN === 0;
 }
 
 /** A node's bytes from the documented encoding, entries as given (tests build bad nodes with it). */

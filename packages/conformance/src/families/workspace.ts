@@ -21,6 +21,7 @@ import {
   codeOf,
   DOCUMENTED_EMPTY_ROOT,
   dumpTables,
+  endsNode,
   expectRefusedUnchanged,
   expectWorkspace,
   INLINE_MAX,
@@ -28,7 +29,6 @@ import {
   type Model,
   type NodeEntry,
   newRun,
-  nodeBytes,
   nodeEntries,
   objectCounts,
   parseNode,
@@ -37,6 +37,7 @@ import {
   referenceRootId,
   rowCounts,
   sha256Hex,
+  storedRootBytes,
   storedTables,
   utf8,
 } from "./workspace-fixtures.js";
@@ -103,7 +104,7 @@ async function topEntry(
   root: string,
   name: string,
 ): Promise<NodeEntry | undefined> {
-  return parseNode(nodeBytes(await storedTables(lease), root)).entries.find((e) => e.name === name);
+  return parseNode(await storedRootBytes(lease, root)).entries.find((e) => e.name === name);
 }
 
 /** The tree id that the top tree of `root` names for `name`. */
@@ -152,17 +153,14 @@ export function describeWorkspace(fx: Fixtures): void {
         ],
       );
       expect(objects).toStrictEqual([{ kind: 0, size: INLINE_MAX + 1, length: INLINE_MAX + 1 }]);
-      // Nodes: the top and the empty root the run starts at.
-      expect(await objectCounts(lease)).toStrictEqual({ nodes: 2, files: 1, chunks: 0 });
-      const top = parseNode(
-        Buffer.from(
-          (
-            await query(lease, "SELECT data FROM workspace_object WHERE id = ?", [
-              Buffer.from(result.rootId, "hex"),
-            ])
-          )[0]?.data as Uint8Array,
-        ),
-      );
+      // Nodes: the empty root the run starts at. The top, small, is held by the apply's event.
+      expect(await objectCounts(lease)).toStrictEqual({ nodes: 1, files: 1, chunks: 0 });
+      expect(
+        await query(lease, "SELECT id FROM workspace_object WHERE id = ?", [
+          Buffer.from(result.rootId, "hex"),
+        ]),
+      ).toStrictEqual([]);
+      const top = parseNode(await storedRootBytes(lease, result.rootId));
       expect(top.entries.map((e) => [e.name, e.content?.length])).toStrictEqual([
         ["bytes.bin", INLINE_MAX],
         ["empty.bin", 0],
@@ -350,9 +348,9 @@ export function describeWorkspace(fx: Fixtures): void {
       });
       await expectWorkspace(lease, expected);
       // One object for the large content, its pieces stored once (the small
-      // files are inline); nodes: the top (as/ is small enough to be held in
-      // its entry) and the empty root.
-      expect(await objectCounts(lease)).toStrictEqual({ nodes: 2, files: 1, chunks: 2 });
+      // files are inline); nodes: the empty root (as/ is small enough to be
+      // held in its entry, and the top to be held by its event).
+      expect(await objectCounts(lease)).toStrictEqual({ nodes: 1, files: 1, chunks: 2 });
     });
 
     it("refuses a stream that yields something other than bytes, writing nothing", async () => {
@@ -518,8 +516,9 @@ export function describeWorkspace(fx: Fixtures): void {
       const after = await objectCounts(lease);
       expect(after.files - before.files).toBe(1);
       expect(after.chunks - before.chunks).toBe(3);
-      // The top only: one/ and two/ are small enough to be held in its entries.
-      expect(after.nodes - before.nodes).toBe(1);
+      // No node: one/ and two/ are small enough to be held in the top's
+      // entries, and the top in the apply's event.
+      expect(after.nodes - before.nodes).toBe(0);
     });
 
     it("stores nothing new for content an earlier apply already stored", async () => {
@@ -538,8 +537,8 @@ export function describeWorkspace(fx: Fixtures): void {
       const after = await objectCounts(lease);
       expect(after.files).toBe(before.files);
       expect(after.chunks).toBe(before.chunks);
-      // Only a new top, holding later/ in its entry.
-      expect(after.nodes).toBe(before.nodes + 1);
+      // Only a new top, holding later/ in its entry, held by its event.
+      expect(after.nodes).toBe(before.nodes);
     });
 
     it("stores a piece once for every file that shares the bytes up to its end", async () => {
@@ -591,9 +590,10 @@ export function describeWorkspace(fx: Fixtures): void {
         referenceDirectoryTreeId(second, "right"),
       );
       const after = await objectCounts(lease);
-      // Only the top is a new row: "right" changed but is held in its entry,
-      // and "left" (holding "left/deep") is the same bytes as before.
-      expect(after.nodes - before.nodes).toBe(1);
+      // No new node row: "right" changed but is held in its entry, "left"
+      // (holding "left/deep") is the same bytes as before, and the new top is
+      // held by its event.
+      expect(after.nodes - before.nodes).toBe(0);
       expect(after.files - before.files).toBe(1);
     });
 
@@ -611,8 +611,8 @@ export function describeWorkspace(fx: Fixtures): void {
       const held = await smallEntry(m, r.rootId);
       expect(held.content?.length).toBeLessThanOrEqual(INLINE_NODE_MAX);
       expect(sha256Hex(held.content!)).toBe(held.target);
-      // No row of its own: the top and the empty root are the only nodes.
-      expect((await objectCounts(lease)).nodes).toBe(2);
+      // No row of its own: the empty root is the only node (the top is held by its event).
+      expect((await objectCounts(lease)).nodes).toBe(1);
       await expectWorkspace(lease, m);
 
       // Two more inline files of 250 bytes: its node outgrows the bound and becomes a row.
@@ -622,7 +622,8 @@ export function describeWorkspace(fx: Fixtures): void {
       expect(apart.content).toBeUndefined();
       const row = (await storedTables(lease)).objects.get(apart.target);
       expect(row?.size).toBeGreaterThan(INLINE_NODE_MAX);
-      expect((await objectCounts(lease)).nodes).toBe(4);
+      // The empty root and small/'s node; each top so far held by its event.
+      expect((await objectCounts(lease)).nodes).toBe(2);
       await expectWorkspace(lease, m);
 
       // Shrunk back, it is held in the entry again: the same bytes, the same id as at first.
@@ -633,6 +634,32 @@ export function describeWorkspace(fx: Fixtures): void {
       expect((await lease.verify()).problems).toStrictEqual([]);
     });
 
+    it("stores a held root as a row once a larger top has it as a child, so it outlives the events that held it", async () => {
+      const { lease } = await newRun(fx);
+      // A leaf that ends where the cut rule ends a node: a directory grown
+      // past it keeps that leaf, unchanged, as its first child.
+      const last = Array.from({ length: 10_000 }, (_, i) => `m${i}`).find((n) => endsNode(0, n))!;
+      expect(endsNode(0, "a")).toBe(false);
+      const first = model({ a: "1", [last]: "2" });
+      const r1 = await apply(lease, changesOf(first));
+      expect((await storedTables(lease)).objects.has(r1.rootId)).toBe(false);
+      const grown = applyToModel(
+        first,
+        Object.fromEntries(["z1", "z2", "z3"].map((name) => [name, utf8(name)])),
+        [],
+      );
+      const r2 = await apply(lease, changesOf(grown));
+      const top = parseNode(await storedRootBytes(lease, r2.rootId));
+      expect(top.level).toBe(1);
+      expect(top.entries[0]?.target).toBe(r1.rootId);
+      expect((await storedTables(lease)).objects.has(r1.rootId)).toBe(true);
+      // The event that held it pruned and garbage collected: the new root still reads whole.
+      await lease.transact((tx) => tx.workspace.prune({ before: r2.sequence }));
+      await lease.transact((tx) => tx.workspace.collectGarbage());
+      await expectWorkspace(lease, grown);
+      expect((await lease.verify()).problems).toStrictEqual([]);
+    });
+
     it("publishes the same root again when an apply changes nothing, and still journals it", async () => {
       const { lease } = await newRun(fx);
       const r1 = await apply(lease, { put: { "a/b": "same" } });
@@ -640,8 +667,20 @@ export function describeWorkspace(fx: Fixtures): void {
       const r2 = await apply(lease, { put: { "a/b": "same" } });
       expect(r2).toStrictEqual({ rootId: r1.rootId, sequence: r1.sequence + 1 });
       expect(await rowCounts(lease)).toStrictEqual(before);
+      await lease.transact((tx) => tx.journal.append({ kind: "note" }));
       const events = await lease.read((r) => r.journal.list());
-      expect(events.map((e) => e.rootId)).toStrictEqual([r1.rootId, r1.rootId]);
+      expect(events.map((e) => e.rootId)).toStrictEqual([r1.rootId, r1.rootId, r1.rootId]);
+      // The small root is held by every event that records it: the one that
+      // published it, the apply that changed nothing and the plain append.
+      const held = await query(
+        lease,
+        "SELECT lower(hex(root_id)) AS root, lower(hex(root_node)) AS node FROM journal ORDER BY sequence",
+      );
+      const node = sha256Hex(Buffer.from(String(held[0]?.node), "hex"));
+      expect(node).toBe(r1.rootId);
+      expect(held.map((row) => [row.root, row.node])).toStrictEqual(
+        Array.from({ length: 3 }, () => [r1.rootId, held[0]?.node]),
+      );
     });
   });
 

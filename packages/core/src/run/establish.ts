@@ -104,14 +104,17 @@ VALUES (1, ?, ?, ?, 'running', ?, ?)`,
 
 /**
  * The rows a version-1 file must hold beyond its schema, read in one
- * statement: the run row, the current-root row and the root it names. The
- * recognized schema lets each singleton table hold at most one row (its key
- * must be 1), so a well-formed file returns exactly one row here; it reads
- * primary-key lookups and the newest event, O(1), never O(data).
+ * statement: the run row, the current-root row and the root it names — an
+ * object, or held by the newest event itself. The recognized schema lets
+ * each singleton table hold at most one row (its key must be 1), so a
+ * well-formed file returns exactly one row here; it reads primary-key
+ * lookups and the newest event, O(1), never O(data).
  */
 const SINGLETONS = `SELECT r.workflow_id, r.run_id
-FROM run AS r, runledger_identity AS i, workspace_current AS c, workspace_object AS o
-WHERE r.singleton = 1 AND i.application_id = ${APPLICATION_ID} AND ${objectIdEquals("o.id", "c.root_id")}`;
+FROM run AS r, runledger_identity AS i, workspace_current AS c
+WHERE r.singleton = 1 AND i.application_id = ${APPLICATION_ID}
+  AND (EXISTS (SELECT 1 FROM workspace_object AS o WHERE ${objectIdEquals("o.id", "c.root_id")})
+    OR (SELECT root_node FROM journal ORDER BY sequence DESC LIMIT 1) IS NOT NULL)`;
 
 /** Only when SINGLETONS found nothing: which of the rows is missing, to say so. */
 const MISSING_SINGLETONS = `SELECT (SELECT count(*) FROM run) AS runs,

@@ -63,7 +63,7 @@ export async function forkInto(
           `cannot fork into ${target.location}: it already holds a run with history; choose a new location`,
         );
       }
-      await copyRoot(reader, tx, rootBytes);
+      const { rootNode } = await copyRoot(reader, tx, rootBytes);
       const event = await journal.publish(
         journalText({
           kind: "fork",
@@ -76,6 +76,7 @@ export async function forkInto(
         }),
         { sequence: 0, root: EMPTY_ROOT_ID_BYTES },
         rootBytes,
+        rootNode,
       );
       if (event === undefined) {
         throw new RunledgerError(

@@ -16,14 +16,17 @@ import type { AppendResult, JournalEvent, RunContext, RunStatus } from "./types.
 
 const SELECT_EVENT = `SELECT sequence, event_id, idempotency_key, record, root_id, written_at FROM journal`;
 
-/** The newest event: its sequence and root (the current root). */
-const HEAD = "SELECT sequence, root_id FROM journal ORDER BY sequence DESC LIMIT 1";
+/** The newest event: its sequence and root (the current root), with the root's node when held. */
+const HEAD = "SELECT sequence, root_id, root_node FROM journal ORDER BY sequence DESC LIMIT 1";
 
 // Without a guess: the statement names the next sequence and the current
-// root itself (one statement, not a read and a write) and returns both.
-const APPEND = `INSERT INTO journal (sequence, event_id, idempotency_key, record, root_id, written_at)
+// root itself (one statement, not a read and a write) and returns both. A
+// root held in the newest event's row is held in the new one too, so that
+// every event keeps the root it records readable, whatever is pruned.
+const APPEND = `INSERT INTO journal (sequence, event_id, idempotency_key, record, root_id, root_node, written_at)
 VALUES ((SELECT coalesce(max(sequence), 0) + 1 FROM journal), ?, ?, ?,
-  (SELECT root_id FROM workspace_current), ?)
+  (SELECT root_id FROM workspace_current),
+  (SELECT root_node FROM journal ORDER BY sequence DESC LIMIT 1), ?)
 RETURNING sequence, root_id`;
 
 // With a guess — the sequence and root of the newest event, as a lease last
@@ -35,8 +38,10 @@ RETURNING sequence, root_id`;
 // this lease's own work) writes nothing: no row when the root moved, a
 // refusal when the sequence did. The row's root is the guessed one for an
 // append, and the new root for an apply: publishing a root is this one row.
-const APPEND_AFTER = `INSERT INTO journal (sequence, event_id, idempotency_key, record, root_id, written_at)
-SELECT ?, ?, ?, ?, ?, ?
+// Its node is the one given (an apply's new root, when small enough to be
+// held), else the guessed event's when the root is the same (an append).
+const APPEND_AFTER = `INSERT INTO journal (sequence, event_id, idempotency_key, record, root_id, root_node, written_at)
+SELECT ?, ?, ?, ?, ?, coalesce(?, (SELECT root_node FROM journal WHERE sequence = ? AND root_id = ?)), ?
 WHERE coalesce((SELECT root_id FROM journal WHERE sequence = ?), ?) = ?`;
 
 const BY_KEY = `SELECT sequence, event_id, record, root_id FROM journal WHERE idempotency_key = ?`;
@@ -148,14 +153,20 @@ export class JournalWriter extends JournalReader {
 
   /**
    * Publishes a new workspace root: the event after `base` (the newest event
-   * the root was computed from), at `root`. Undefined, with nothing written,
-   * when `base` is no longer the newest event.
+   * the root was computed from), at `root`, holding `rootNode` (the root's
+   * bytes) when given. Undefined, with nothing written, when `base` is no
+   * longer the newest event.
    * @internal
    */
-  async publish(text: string, base: Head, root: Uint8Array): Promise<AppendResult | undefined> {
+  async publish(
+    text: string,
+    base: Head,
+    root: Uint8Array,
+    rootNode?: Uint8Array,
+  ): Promise<AppendResult | undefined> {
     const eventId = this.#context.newId();
     const sequence = base.sequence + 1;
-    if (!(await this.#appendAfter(base, { eventId, key: null, text, root }, "apply"))) {
+    if (!(await this.#appendAfter(base, { eventId, key: null, text, root, rootNode }, "apply"))) {
       return undefined;
     }
     this.#hint.root = root;
@@ -188,7 +199,13 @@ export class JournalWriter extends JournalReader {
   /** The event after `base`, at `row.root`: false, with nothing written, when `base` is stale. */
   async #appendAfter(
     base: Head,
-    row: { eventId: string; key: string | null; text: string; root: Uint8Array },
+    row: {
+      eventId: string;
+      key: string | null;
+      text: string;
+      root: Uint8Array;
+      rootNode?: Uint8Array | undefined;
+    },
     action: "append" | "apply",
   ): Promise<boolean> {
     // One await on the way of every step: the failure rules are called only on a failure.
@@ -198,6 +215,9 @@ export class JournalWriter extends JournalReader {
         row.eventId,
         row.key,
         row.text,
+        row.root,
+        row.rootNode ?? null,
+        base.sequence,
         row.root,
         this.#context.clock(),
         base.sequence,
@@ -266,13 +286,20 @@ function stale(failure: unknown): false {
 export interface Head {
   readonly sequence: number;
   readonly root: Uint8Array;
+  /** The root's node, when the event holds it (read from the journal; never from a guess). */
+  readonly rootNode?: Uint8Array | undefined;
 }
 
 /** The newest event, read: under the write lock this is exact. */
 export async function readHead(executor: Executor): Promise<Head> {
   const row = (await executor.execute(HEAD)).rows[0];
   if (row === undefined) return { sequence: 0, root: EMPTY_ROOT_ID_BYTES };
-  return { sequence: Number(row.sequence), root: row.root_id as Uint8Array };
+  const node = row.root_node;
+  return {
+    sequence: Number(row.sequence),
+    root: row.root_id as Uint8Array,
+    ...(node instanceof Uint8Array ? { rootNode: node } : {}),
+  };
 }
 
 function storageFailure(cause?: unknown): RunledgerError {

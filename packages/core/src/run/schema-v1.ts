@@ -13,7 +13,12 @@
  * - a gap-free, append-only journal; every event records the workspace root
  *   that was current when it was written, and the newest event's root *is*
  *   the current root (the view `workspace_current`; the empty root before
- *   the first event) — so publishing a new root is one row, not two;
+ *   the first event) — so publishing a new root is one row, not two. A root
+ *   of at most INLINE_NODE_MAX bytes that an apply publishes is held in the
+ *   event's row itself (`root_node`, as a small directory is held in its
+ *   parent's entry), and in each later event recording the same root: a step
+ *   publishing a small root writes no object row and no key-index entry for
+ *   it (../workspace/roots.ts);
  * - a content-addressed workspace in two tables (see ../workspace/): objects
  *   — directory nodes of prolly trees and files, small ones inline — and the
  *   pieces of large files; plus named pins that retain roots. A node may be
@@ -43,7 +48,7 @@ import { manifestDigest, type SchemaManifest } from "../schema/manifest.js";
 import { autoIndex, index, table, trigger, view } from "../schema/objects.js";
 import { MAX_CHAIN } from "../workspace/delta.js";
 import { CHUNK_SIZE } from "../workspace/files.js";
-import { EMPTY_ROOT_ID } from "../workspace/node.js";
+import { EMPTY_ROOT_ID, INLINE_NODE_MAX } from "../workspace/node.js";
 
 /** PRAGMA application_id of every runledger run database: "RLDG" in ASCII. */
 export const APPLICATION_ID = 0x524c4447;
@@ -94,6 +99,7 @@ export const SCHEMA_V1: SchemaManifest = Object.freeze({
   idempotency_key TEXT CHECK (idempotency_key IS NULL OR length(idempotency_key) BETWEEN 1 AND 512),
   record TEXT NOT NULL CHECK (json_valid(record) AND json_type(record) = 'object'),
   root_id BLOB NOT NULL CHECK (length(root_id) = 32),
+  root_node BLOB CHECK (root_node IS NULL OR length(root_node) BETWEEN 1 AND ${INLINE_NODE_MAX}),
   written_at INTEGER NOT NULL
 ) STRICT`,
     ),

@@ -86,7 +86,7 @@ function rootJournal(context: RunContext, hint: RootHint): RootJournal {
       return {
         guess: () => journal.guess(),
         head: () => readHead(scope),
-        publish: (text, base, root) => journal.publish(text, base, root),
+        publish: (text, base, root, rootNode) => journal.publish(text, base, root, rootNode),
       };
     },
   };

@@ -9,7 +9,8 @@
  * in its canonical encoding and canonically cut (so a root id still says
  * exactly what the workspace holds), each file present (an inline file's
  * content re-hashed against the digest its entry records), each directory
- * held in its entry exactly when it is small (its bytes re-hashed likewise).
+ * held in its entry exactly when it is small (its bytes re-hashed likewise),
+ * each root a journal event holds re-hashed against the id it records.
  */
 import type { Executor } from "../port/driver.js";
 import type { HashFunctions } from "../port/hash.js";
@@ -39,6 +40,8 @@ const REPEATED_IDS = `SELECT lower(hex(id)) AS id, count(*) AS n FROM workspace_
 WHERE substr(id, 1, 8) IN (
   SELECT substr(id, 1, 8) FROM workspace_object GROUP BY substr(id, 1, 8) HAVING count(*) > 1)
 GROUP BY id HAVING count(*) > 1 ORDER BY id`;
+/** Each root an event holds, once per distinct bytes held for it. */
+const HELD_ROOTS = "SELECT DISTINCT root_id, root_node FROM journal WHERE root_node IS NOT NULL";
 /**
  * Event ids used twice. Core makes each unique by construction, so the
  * schema keeps no index on them (a step would pay a page a commit for it);
@@ -146,10 +149,17 @@ export async function verifyRun(
   // holding it, whose bytes are checked in place of a row's.
   const pending: Place[] = [
     { id: EMPTY_ROOT_ID_BYTES, last: true, top: true },
-    ...roots.map((id) => ({ id, last: true, top: true })),
+    ...roots.map(({ id, node }) => ({ id, last: true, top: true, journal: node })),
   ];
+  // Every root an event holds, whichever event: its bytes are the root's.
+  for (const row of (await reader.execute(HELD_ROOTS)).rows) {
+    const id = row.root_id as Uint8Array;
+    if (!sameBytes(hash.sha256(row.root_node as Uint8Array), id)) {
+      problems.push(`root ${toHex(id)}: held in the journal, its bytes do not hash to its id`);
+    }
+  }
   while (pending.length > 0) {
-    const { id, last, top, entry, held } = pending.pop()!;
+    const { id, last, top, entry, held, journal } = pending.pop()!;
     // A stored node is checked once per place it can stand in; a held one is
     // part of its parent's row and is checked with each parent.
     if (held === undefined) {
@@ -158,9 +168,11 @@ export async function verifyRun(
       checked.add(key);
     }
     const node =
-      held === undefined
-        ? await loadNode(reader, id, problems, rebuilt, entry === true)
-        : checkHeld(held, hash, problems);
+      held !== undefined
+        ? checkHeld(held, hash, problems)
+        : journal !== undefined
+          ? checkJournalRoot(id, journal, problems)
+          : await loadNode(reader, id, problems, rebuilt, entry === true);
     if (node === undefined) continue;
     checkNode(node, { last, top }, problems);
     for (const [i, item] of node.items.entries()) {
@@ -238,6 +250,8 @@ interface Place {
   readonly top: boolean;
   readonly entry?: boolean;
   readonly held?: Item | undefined;
+  /** A root its journal events hold: those bytes (hashed against the id with every event's). */
+  readonly journal?: Uint8Array | undefined;
 }
 
 /** A directory's top held in its entry: its bytes hash to the id the entry names and are canonical. */
@@ -250,6 +264,23 @@ function checkHeld(item: Item, hash: HashFunctions, problems: string[]): Directo
   }
   if (!sameBytes(nodeBytes(node.level, node.items).bytes, bytes)) {
     problems.push(`node ${toHex(item.target)}: not in the canonical encoding`);
+  }
+  return node;
+}
+
+/** A root held in the journal: well-formed and canonical (its hash is checked per event above). */
+function checkJournalRoot(
+  id: Uint8Array,
+  bytes: Uint8Array,
+  problems: string[],
+): DirectoryNode | undefined {
+  const node = decodeNode(id, bytes);
+  if (node === undefined) {
+    problems.push(`root ${toHex(id)}: held in the journal, not a well-formed directory node`);
+    return undefined;
+  }
+  if (!sameBytes(nodeBytes(node.level, node.items).bytes, bytes)) {
+    problems.push(`root ${toHex(id)}: not in the canonical encoding`);
   }
   return node;
 }

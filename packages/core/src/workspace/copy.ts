@@ -6,8 +6,9 @@
  */
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
+import { sameBytes } from "../port/hash.js";
 import { INSERT_CHUNK, READ_CHUNK, READ_OBJECT } from "./files.js";
-import { type DirectoryNode, decodeNode } from "./node.js";
+import { type DirectoryNode, decodeNode, INLINE_NODE_MAX } from "./node.js";
 import { objectKey } from "./object-key.js";
 import {
   BYTES,
@@ -18,12 +19,18 @@ import {
   reachedNodes,
   readNodeBytes,
 } from "./objects.js";
+import { heldRoot } from "./roots.js";
 
+/**
+ * Returns the root's node when it is small enough for the target's event to
+ * hold it (roots.ts): then it is not written as a row.
+ */
 export async function copyRoot(
   source: Executor,
   target: Executor,
   root: Uint8Array,
-): Promise<void> {
+): Promise<{ rootNode?: Uint8Array }> {
+  let rootNode: Uint8Array | undefined;
   const seen = new Set<string>();
   const rows: ObjectRow[] = [];
   let held = 0;
@@ -63,10 +70,13 @@ export async function copyRoot(
     await keep({ id, kind, size: Number(row.size), data });
   };
   // A node goes whole: a delta's base may not be among what the root reaches.
+  // The root may be held by the source's events alone (roots.ts), as the target's event will hold it.
   const copyNode = async (id: Uint8Array): Promise<DirectoryNode> => {
     const stored = await readNodeBytes(source, id);
-    const node = stored.bytes === undefined ? undefined : decodeNode(id, stored.bytes);
-    if (node === undefined || stored.bytes === undefined) {
+    const isRoot = sameBytes(id, root);
+    const bytes = stored.missing && isRoot ? await heldRoot(source, id) : stored.bytes;
+    const node = bytes === undefined ? undefined : decodeNode(id, bytes);
+    if (node === undefined || bytes === undefined) {
       throw new RunledgerError(
         "corrupt",
         stored.missing
@@ -74,7 +84,8 @@ export async function copyRoot(
           : "the source holds a directory node it cannot read; run verify on it",
       );
     }
-    await keep({ id, kind: BYTES, size: stored.bytes.length, data: stored.bytes });
+    if (isRoot && bytes.length <= INLINE_NODE_MAX) rootNode = bytes;
+    else await keep({ id, kind: BYTES, size: bytes.length, data: bytes });
     return node;
   };
   // A directory held in its entry is copied with its parent's row.
@@ -87,4 +98,5 @@ export async function copyRoot(
     }
   }
   await flush();
+  return rootNode === undefined ? {} : { rootNode };
 }

@@ -25,6 +25,7 @@ import {
   reachedNodes,
   readNodeBytes,
 } from "./objects.js";
+import type { RootRef } from "./roots.js";
 
 export interface GarbageReport {
   /** Directory nodes deleted. */
@@ -41,8 +42,9 @@ export interface GarbageReport {
  * walk over them finds its nodes cached, or (verify) its delta chains
  * rebuilt from one another instead of from their whole nodes.
  */
-const RETAINED_ROOTS = `SELECT root_id FROM (
-  SELECT root_id, sequence FROM journal UNION ALL SELECT root_id, NULL FROM workspace_pin)
+const RETAINED_ROOTS = `SELECT root_id, max(root_node) AS root_node FROM (
+  SELECT root_id, root_node, sequence FROM journal
+  UNION ALL SELECT root_id, NULL, NULL FROM workspace_pin)
 GROUP BY root_id ORDER BY min(sequence)`;
 const FILE_KIND = `SELECT kind, data FROM workspace_object WHERE ${OBJECT_BY_ID}`;
 const STORE_WHOLE = "UPDATE workspace_object SET kind = 0, depth = 0, data = ? WHERE rowid = ?";
@@ -64,8 +66,15 @@ export interface Marks {
 export async function markRetained(executor: Executor, cache: NodeCache): Promise<Marks> {
   const marks: Marks = { nodes: new Set(), files: new Set(), chunks: new Set() };
   const loader = new NodeLoader(executor, cache);
-  const roots = [EMPTY_ROOT_ID_BYTES, ...(await retainedRoots(executor))];
-  for await (const node of reachedNodes(roots, (id) => loader.load(id), marks.nodes)) {
+  const retained = await retainedRoots(executor);
+  // A root its events hold is read from them (roots.ts); a row of it, if any, is marked too.
+  const held = new Map(retained.map((root) => [idKey(root.id), root.node]));
+  const roots = [EMPTY_ROOT_ID_BYTES, ...retained.map((root) => root.id)];
+  const load = (id: Uint8Array) => {
+    const node = held.get(idKey(id));
+    return node === undefined ? loader.load(id) : loader.root(id, node);
+  };
+  for await (const node of reachedNodes(roots, load, marks.nodes)) {
     for (const item of node.items) {
       // Directories are walked by reachedNodes; an inline file has no row of its own.
       if (item.kind !== "file" || item.content !== undefined) continue;
@@ -138,9 +147,16 @@ export async function collectGarbage(executor: Executor, cache: NodeCache): Prom
   return { nodes, files, chunks };
 }
 
-/** The roots the journal and the pins retain, each once, oldest first (the empty root is retained besides). */
-export async function retainedRoots(executor: Executor): Promise<Uint8Array[]> {
-  return (await executor.execute(RETAINED_ROOTS)).rows.map((row) => row.root_id as Uint8Array);
+/**
+ * The roots the journal and the pins retain, each once, oldest first (the
+ * empty root is retained besides), each with its node when an event holds it.
+ */
+export async function retainedRoots(executor: Executor): Promise<RootRef[]> {
+  return (await executor.execute(RETAINED_ROOTS)).rows.map((row) =>
+    row.root_node instanceof Uint8Array
+      ? { id: row.root_id as Uint8Array, node: row.root_node }
+      : { id: row.root_id as Uint8Array },
+  );
 }
 
 /** Every stored object (rowid, id, kind, size, data), in rowid order, a page at a time. */

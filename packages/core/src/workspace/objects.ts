@@ -18,6 +18,7 @@ import { type HashFunctions, toHex } from "../port/hash.js";
 import { applyDelta, encodeDelta, MAX_CHAIN } from "./delta.js";
 import { type DirectoryNode, decodeNode, type Item } from "./node.js";
 import { OBJECT_BY_ID, objectIdEquals, objectKey } from "./object-key.js";
+import { heldRoot } from "./roots.js";
 
 /** What workspace reads and writes share, per store: the node cache, and the hash for writing. */
 export interface WorkspaceContext {
@@ -361,13 +362,30 @@ export class NodeLoader {
     const known = this.#knownBy(key);
     if (known !== undefined) return known;
     const stored = await readNodeBytes(this.#executor, id);
-    if (stored.missing) {
-      throw new RunledgerError(
-        "corrupt",
-        "a directory node of the workspace is missing; run verify, then restore the run from a copy",
-      );
-    }
-    const node = stored.bytes === undefined ? undefined : decodeNode(id, stored.bytes);
+    if (stored.missing) throw missingNode();
+    return this.#decoded(key, id, stored.bytes);
+  }
+
+  /**
+   * A root of this database, as the journal names it (roots.ts): from
+   * `held`, its node as the naming event holds it, when given; else as a
+   * node cached, built or stored; else from the newest event holding it.
+   */
+  async root(id: Uint8Array, held?: Uint8Array): Promise<DirectoryNode> {
+    const key = idKey(id);
+    const known = this.#knownBy(key);
+    if (known !== undefined) return known;
+    if (held !== undefined) return this.#decoded(key, id, held);
+    const stored = await readNodeBytes(this.#executor, id);
+    if (!stored.missing) return this.#decoded(key, id, stored.bytes);
+    const node = await heldRoot(this.#executor, id);
+    if (node === undefined) throw missingNode();
+    return this.#decoded(key, id, node);
+  }
+
+  /** `bytes` decoded as node `id` and cached; `corrupt` when they are not a node. */
+  #decoded(key: string, id: Uint8Array, bytes: Uint8Array | undefined): DirectoryNode {
+    const node = bytes === undefined ? undefined : decodeNode(id, bytes);
     if (node === undefined) {
       throw new RunledgerError(
         "corrupt",
@@ -390,7 +408,8 @@ export class NodeLoader {
   async loadRoot(id: Uint8Array, hex: string): Promise<DirectoryNode> {
     const key = idKey(id);
     const stored = await readNodeBytes(this.#executor, id);
-    const node = stored.bytes === undefined ? undefined : decodeNode(id, stored.bytes);
+    const bytes = stored.missing ? await heldRoot(this.#executor, id) : stored.bytes;
+    const node = bytes === undefined ? undefined : decodeNode(id, bytes);
     if (node === undefined) {
       throw new RunledgerError("root_not_found", `no workspace root ${hex} in this run`, {
         details: { root: hex },
@@ -399,6 +418,13 @@ export class NodeLoader {
     this.#cache.set(key, node);
     return node;
   }
+}
+
+function missingNode(): RunledgerError {
+  return new RunledgerError(
+    "corrupt",
+    "a directory node of the workspace is missing; run verify, then restore the run from a copy",
+  );
 }
 
 /**

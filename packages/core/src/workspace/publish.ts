@@ -11,6 +11,8 @@ import type { WriteScope } from "../transaction/scope.js";
 export interface RootBase {
   readonly sequence: number;
   readonly root: Uint8Array;
+  /** The root's node when the event holds it (a read head; a guess never carries one). */
+  readonly rootNode?: Uint8Array | undefined;
 }
 
 /** A root published: the event that names it. */
@@ -26,10 +28,16 @@ export interface RootPublisher {
   /** The newest event, read: under the write lock this is exact. */
   head(): Promise<RootBase>;
   /**
-   * Appends the event after `base` at `root`; undefined, with nothing
-   * written, when `base` is no longer the newest event.
+   * Appends the event after `base` at `root`, holding `rootNode` (the root's
+   * bytes, when small enough to be held); undefined, with nothing written,
+   * when `base` is no longer the newest event.
    */
-  publish(text: string, base: RootBase, root: Uint8Array): Promise<PublishedRoot | undefined>;
+  publish(
+    text: string,
+    base: RootBase,
+    root: Uint8Array,
+    rootNode?: Uint8Array,
+  ): Promise<PublishedRoot | undefined>;
 }
 
 /** The journal a workspace writer is given by its run. */

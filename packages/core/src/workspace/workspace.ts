@@ -11,8 +11,9 @@ import { keysetRows } from "../port/keyset.js";
 import type { WriteScope } from "../transaction/scope.js";
 import { type Content, readFile, storeFile, streamFile } from "./files.js";
 import { collectGarbage, type GarbageReport, pruneJournal } from "./gc.js";
-import type { DirectoryNode, Item } from "./node.js";
+import { type DirectoryNode, INLINE_NODE_MAX, type Item, nodeBytes } from "./node.js";
 import {
+  BYTES,
   insertObjects,
   NodeLoader,
   nodeRows,
@@ -21,7 +22,8 @@ import {
 } from "./objects.js";
 import { parseDirectory, parsePath } from "./paths.js";
 import { applyPlan, PLACEHOLDER, planEdits } from "./plan.js";
-import type { RootBase, RootJournal } from "./publish.js";
+import type { RootJournal } from "./publish.js";
+import { currentRoot } from "./roots.js";
 import { builtBelow, entries, lookup } from "./trees.js";
 
 export interface WorkspaceEntry {
@@ -50,7 +52,6 @@ export interface HistoryEntry {
   readonly rootId: string;
 }
 
-const CURRENT = "SELECT root_id FROM workspace_current";
 /** What building on a stale guess can fail with: its nodes gone, or paths that differ from the current root's. */
 const STALE_GUESS = new Set(["corrupt", "path_not_found", "path_conflict"]);
 const HISTORY =
@@ -164,7 +165,10 @@ export class WorkspaceReader {
 
   /** A root (default: the current one) as a node, or `root_not_found`. */
   protected async rootNode(loader: NodeLoader, root: string | undefined): Promise<DirectoryNode> {
-    if (root === undefined) return loader.load(await currentRootId(this.executor));
+    if (root === undefined) {
+      const current = await currentRoot(this.executor);
+      return loader.root(checkedRootId(current.id), current.node);
+    }
     return loader.loadRoot(parseRootId(root), root);
   }
 
@@ -280,53 +284,63 @@ export class WorkspaceWriter extends WorkspaceReader {
       }
       const plan = planEdits(stored, deletes);
       const journal = this.#journal.at(tx);
-      const build = async (base: RootBase) => {
-        const loader = new NodeLoader(tx, this.workspace.nodes);
-        const root = loader.known(base.root) ?? (await loader.load(base.root));
+      /** The new top, built from `root` with the nodes `loader` has at hand. */
+      const build = async (loader: NodeLoader, root: DirectoryNode): Promise<BuiltRoot> => {
         // Awaited only when the tree work had to read a node (see node-work.ts).
         const planned = applyPlan(loader, hash, root, plan, []);
         const top = (planned instanceof Promise ? await planned : planned)!;
         return { loader, top };
       };
-      // From the lease's guess of the current root, when it has one. A guess
-      // is never trusted: when it is stale, building on it may fail (its nodes
-      // gone) or publishing refuses it (nothing is written); either way the
-      // apply starts again from the current root read under the write lock.
+      // From the lease's guess of the current root, when it has one and its
+      // root is at hand (a root evicted, or undone by a rollback, is not read:
+      // the head is one read and holds a small root). A guess is never
+      // trusted: when it is stale, building on it may fail (its nodes gone) or
+      // publishing refuses it (nothing is written); either way the apply
+      // starts again from the current root read under the write lock.
       const guess = journal.guess();
-      if (guess !== undefined) {
-        const built = await build(guess).catch((error: unknown) => {
+      const guessed = new NodeLoader(tx, this.workspace.nodes);
+      const guessedRoot = guess === undefined ? undefined : guessed.known(guess.root);
+      if (guess !== undefined && guessedRoot !== undefined) {
+        const built = await build(guessed, guessedRoot).catch((error: unknown) => {
           if (isRunledgerError(error) && STALE_GUESS.has(error.code)) return undefined;
           throw error;
         });
-        const published = built && (await journal.publish(event, guess, built.top.id));
+        const published =
+          built && (await journal.publish(event, guess, built.top.id, heldTop(built)));
         if (built !== undefined && published !== undefined) {
-          return this.#store(tx, files, built.loader, built.top, published);
+          return this.#store(tx, files, built, published);
         }
       }
       const head = await journal.head();
-      const built = await build(head);
-      const published = await journal.publish(event, head, built.top.id);
+      const loader = new NodeLoader(tx, this.workspace.nodes);
+      const root = loader.known(head.root) ?? (await loader.root(head.root, head.rootNode));
+      const built = await build(loader, root);
+      const published = await journal.publish(event, head, built.top.id, heldTop(built));
       if (published === undefined) {
         throw new RunledgerError(
           "corrupt",
           "the journal refused a new root computed under the write lock; run verify",
         );
       }
-      return this.#store(tx, files, built.loader, built.top, published);
+      return this.#store(tx, files, built, published);
     });
   }
 
-  /** Writes the apply's new objects — its files' and the nodes its root reaches — and keeps those nodes. */
+  /**
+   * Writes the apply's new objects — its files' and the nodes its root
+   * reaches, but a root its event holds — and keeps those nodes.
+   */
   async #store(
     tx: WriteScope,
     files: ObjectRow[],
-    loader: NodeLoader,
-    top: DirectoryNode,
+    built: BuiltRoot,
     published: { rootId: string; sequence: number },
   ): Promise<ApplyResult> {
-    const built = builtBelow(loader, top);
-    await insertObjects(tx, [...files, ...nodeRows(built)]);
-    this.workspace.nodes.replace(built);
+    const nodes = builtBelow(built.loader, built.top);
+    const held = heldTop(built) !== undefined;
+    const rows = nodeRows(held ? nodes.filter((node) => node !== built.top) : nodes);
+    await insertObjects(tx, [...files, ...rows]);
+    this.workspace.nodes.replace(nodes);
     return { rootId: published.rootId, sequence: published.sequence };
   }
 
@@ -335,7 +349,15 @@ export class WorkspaceWriter extends WorkspaceReader {
     if (typeof name !== "string" || name.length < 1 || name.length > 256) {
       throw new RunledgerError("invalid_argument", "a pin name is a string of 1 to 256 characters");
     }
-    const root = (await this.rootNode(this.loader(), options.root)).id;
+    const top = await this.rootNode(this.loader(), options.root);
+    const root = top.id;
+    // A pinned root outlives the events that name it (prune): it is a row of its own.
+    const bytes = top.bytes ?? nodeBytes(top.level, top.items).bytes;
+    if (bytes.length <= INLINE_NODE_MAX) {
+      await insertObjects(this.executor, [
+        { id: root, kind: BYTES, size: bytes.length, data: bytes },
+      ]);
+    }
     await this.executor.execute(
       `INSERT INTO workspace_pin (name, root_id, created_at) VALUES (?, ?, ?)
 ON CONFLICT (name) DO UPDATE SET root_id = excluded.root_id`,
@@ -362,11 +384,32 @@ ON CONFLICT (name) DO UPDATE SET root_id = excluded.root_id`,
 
 /** The current root's id: the newest event's root, or the empty root before the first. */
 export async function currentRootId(executor: Executor): Promise<Uint8Array> {
-  const row = (await executor.execute(CURRENT)).rows[0];
-  if (!(row?.root_id instanceof Uint8Array)) {
+  return checkedRootId((await currentRoot(executor)).id);
+}
+
+function checkedRootId(id: unknown): Uint8Array {
+  if (!(id instanceof Uint8Array)) {
     throw new RunledgerError("corrupt", "the run has no current workspace root; run verify");
   }
-  return row.root_id;
+  return id;
+}
+
+/** What an apply built: its new top, and the loader holding the nodes built for it. */
+interface BuiltRoot {
+  readonly loader: NodeLoader;
+  readonly top: DirectoryNode;
+}
+
+/**
+ * The new root's bytes when its event holds them (roots.ts): a root this
+ * apply built, small enough to be held. A root kept from before (an edit
+ * that changed nothing, or left one child of a top) is named, not held.
+ */
+function heldTop({ loader, top }: BuiltRoot): Uint8Array | undefined {
+  const { bytes } = top;
+  return bytes !== undefined && bytes.length <= INLINE_NODE_MAX && loader.built(top.id) === top
+    ? bytes
+    : undefined;
 }
 
 export function parseRootId(root: string): Uint8Array {

@@ -1,0 +1,54 @@
+/**
+ * Where a root's node is. A root of at most INLINE_NODE_MAX bytes that an
+ * apply publishes is held in the journal event that names it (`root_node`),
+ * as a small directory is held in its parent's entry, and every later event
+ * naming the same root holds it too: a step that publishes a small root then
+ * writes no object row and no key-index entry for it (a fork's first event
+ * holds its root the same way). A larger root — and a root also stored for
+ * another reason: the empty root of a new run, a pinned root — is a row of
+ * `workspace_object`.
+ *
+ * So a root is read from its event when the event is at hand (the newest
+ * one, for the current root), else as an object, else from the newest event
+ * holding it. Only a root is ever held there: a node below a root is a row.
+ * (A new tree that has a former root below its top built that node again —
+ * every edit rewrites its path from the top down — so it stores its row.)
+ */
+import type { Executor } from "../port/driver.js";
+import { EMPTY_ROOT_ID_BYTES } from "./node.js";
+
+/** The newest event's root and, when it holds it, the root's node. */
+const CURRENT = "SELECT root_id, root_node FROM journal ORDER BY sequence DESC LIMIT 1";
+
+/**
+ * The node of a root, from the newest event that holds it. No index serves
+ * this (a step would pay a page a commit for one): the scan runs from the
+ * newest event back, and only when a named root is not an object.
+ */
+const HELD = `SELECT root_node FROM journal
+WHERE root_id = ? AND root_node IS NOT NULL ORDER BY sequence DESC LIMIT 1`;
+
+/** A root's id and, when its event holds it, its node's bytes. */
+export interface RootRef {
+  readonly id: Uint8Array;
+  readonly node?: Uint8Array | undefined;
+}
+
+/** The current root: the newest event's (with its node when held), or the empty root before the first. */
+export async function currentRoot(executor: Executor): Promise<RootRef> {
+  const row = (await executor.execute(CURRENT)).rows[0];
+  if (row === undefined) return { id: EMPTY_ROOT_ID_BYTES };
+  const node = row.root_node;
+  return node instanceof Uint8Array
+    ? { id: row.root_id as Uint8Array, node }
+    : { id: row.root_id as Uint8Array };
+}
+
+/** The node the journal holds for root `id`, if an event holds it. */
+export async function heldRoot(
+  executor: Executor,
+  id: Uint8Array,
+): Promise<Uint8Array | undefined> {
+  const node = (await executor.execute(HELD, [id])).rows[0]?.root_node;
+  return node instanceof Uint8Array ? node : undefined;
+}
