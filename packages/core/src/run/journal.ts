@@ -11,13 +11,11 @@ import { keysetRows } from "../port/keyset.js";
 import type { Row } from "../port/values.js";
 import type { WriteScope } from "../transaction/scope.js";
 import { EMPTY_ROOT_ID_BYTES } from "../workspace/node.js";
+import type { RootBase } from "../workspace/publish.js";
 import { isLifecycleRefusal, lifecycleRefusal } from "./lifecycle.js";
 import type { AppendResult, JournalEvent, RunContext, RunStatus } from "./types.js";
 
 const SELECT_EVENT = `SELECT sequence, event_id, idempotency_key, record, root_id, written_at FROM journal`;
-
-/** The newest event: its sequence and root (the current root), with the root's node when held. */
-const HEAD = "SELECT sequence, root_id, root_node FROM journal ORDER BY sequence DESC LIMIT 1";
 
 // Without a guess: the statement names the next sequence and the current
 // root itself (one statement, not a read and a write) and returns both. A
@@ -283,24 +281,7 @@ function stale(failure: unknown): false {
 }
 
 /** The newest event: its sequence (0 before the first) and root (the current root). */
-export interface Head {
-  readonly sequence: number;
-  readonly root: Uint8Array;
-  /** The root's node, when the event holds it (read from the journal; never from a guess). */
-  readonly rootNode?: Uint8Array | undefined;
-}
-
-/** The newest event, read: under the write lock this is exact. */
-export async function readHead(executor: Executor): Promise<Head> {
-  const row = (await executor.execute(HEAD)).rows[0];
-  if (row === undefined) return { sequence: 0, root: EMPTY_ROOT_ID_BYTES };
-  const node = row.root_node;
-  return {
-    sequence: Number(row.sequence),
-    root: row.root_id as Uint8Array,
-    ...(node instanceof Uint8Array ? { rootNode: node } : {}),
-  };
-}
+export type Head = RootBase;
 
 function storageFailure(cause?: unknown): RunledgerError {
   return new RunledgerError(

@@ -7,9 +7,10 @@ import { type LiveSchema, readLiveSchema } from "../schema/recognize.js";
 import type { ReadScope, WriteScope } from "../transaction/scope.js";
 import type { WorkspaceContext } from "../workspace/objects.js";
 import type { RootJournal } from "../workspace/publish.js";
+import { readHead } from "../workspace/roots.js";
 import { WorkspaceReader, WorkspaceWriter } from "../workspace/workspace.js";
 import { countRun, type RunCounts } from "./counts.js";
-import { JournalReader, JournalWriter, journalText, type RootHint, readHead } from "./journal.js";
+import { JournalReader, JournalWriter, journalText, type RootHint } from "./journal.js";
 import { RunRecordReader, RunRecordWriter } from "./run-row.js";
 import type { RunContext } from "./types.js";
 

@@ -18,8 +18,8 @@ import {
   type ObjectRow,
   reachedNodes,
   readNodeBytes,
+  readRootBytes,
 } from "./objects.js";
-import { heldRoot } from "./roots.js";
 
 /**
  * Returns the root's node when it is small enough for the target's event to
@@ -72,9 +72,9 @@ export async function copyRoot(
   // A node goes whole: a delta's base may not be among what the root reaches.
   // The root may be held by the source's events alone (roots.ts), as the target's event will hold it.
   const copyNode = async (id: Uint8Array): Promise<DirectoryNode> => {
-    const stored = await readNodeBytes(source, id);
     const isRoot = sameBytes(id, root);
-    const bytes = stored.missing && isRoot ? await heldRoot(source, id) : stored.bytes;
+    const stored = await (isRoot ? readRootBytes : readNodeBytes)(source, id);
+    const { bytes } = stored;
     const node = bytes === undefined ? undefined : decodeNode(id, bytes);
     if (node === undefined || bytes === undefined) {
       throw new RunledgerError(

@@ -180,6 +180,17 @@ export async function readNodeBytes(
   }
 }
 
+/**
+ * A root's bytes: as a stored node, else as the newest journal event holding
+ * it (roots.ts). Only a root may be found there; any other node is a row.
+ */
+export async function readRootBytes(executor: Executor, id: Uint8Array): Promise<StoredNode> {
+  const stored = await readNodeBytes(executor, id);
+  if (!stored.missing) return stored;
+  const held = await heldRoot(executor, id);
+  return held === undefined ? stored : { bytes: held };
+}
+
 /** A delta row met on the way down a chain: its node's id, its data, the node's size, its depth. */
 interface ChainLink {
   readonly id: Uint8Array;
@@ -376,11 +387,9 @@ export class NodeLoader {
     const known = this.#knownBy(key);
     if (known !== undefined) return known;
     if (held !== undefined) return this.#decoded(key, id, held);
-    const stored = await readNodeBytes(this.#executor, id);
-    if (!stored.missing) return this.#decoded(key, id, stored.bytes);
-    const node = await heldRoot(this.#executor, id);
-    if (node === undefined) throw missingNode();
-    return this.#decoded(key, id, node);
+    const stored = await readRootBytes(this.#executor, id);
+    if (stored.missing) throw missingNode();
+    return this.#decoded(key, id, stored.bytes);
   }
 
   /** `bytes` decoded as node `id` and cached; `corrupt` when they are not a node. */
@@ -407,8 +416,7 @@ export class NodeLoader {
    */
   async loadRoot(id: Uint8Array, hex: string): Promise<DirectoryNode> {
     const key = idKey(id);
-    const stored = await readNodeBytes(this.#executor, id);
-    const bytes = stored.missing ? await heldRoot(this.#executor, id) : stored.bytes;
+    const { bytes } = await readRootBytes(this.#executor, id);
     const node = bytes === undefined ? undefined : decodeNode(id, bytes);
     if (node === undefined) {
       throw new RunledgerError("root_not_found", `no workspace root ${hex} in this run`, {

@@ -16,9 +16,10 @@
  */
 import type { Executor } from "../port/driver.js";
 import { EMPTY_ROOT_ID_BYTES } from "./node.js";
+import type { RootBase } from "./publish.js";
 
-/** The newest event's root and, when it holds it, the root's node. */
-const CURRENT = "SELECT root_id, root_node FROM journal ORDER BY sequence DESC LIMIT 1";
+/** The newest event: its sequence and root (the current root), with the root's node when held. */
+const HEAD = "SELECT sequence, root_id, root_node FROM journal ORDER BY sequence DESC LIMIT 1";
 
 /**
  * The node of a root, from the newest event that holds it. No index serves
@@ -34,14 +35,17 @@ export interface RootRef {
   readonly node?: Uint8Array | undefined;
 }
 
-/** The current root: the newest event's (with its node when held), or the empty root before the first. */
-export async function currentRoot(executor: Executor): Promise<RootRef> {
-  const row = (await executor.execute(CURRENT)).rows[0];
-  if (row === undefined) return { id: EMPTY_ROOT_ID_BYTES };
+/**
+ * The newest event — its sequence (0 before the first) and root, the current
+ * one, with the root's node when the event holds it. Under the write lock
+ * this is exact.
+ */
+export async function readHead(executor: Executor): Promise<RootBase> {
+  const row = (await executor.execute(HEAD)).rows[0];
+  if (row === undefined) return { sequence: 0, root: EMPTY_ROOT_ID_BYTES };
   const node = row.root_node;
-  return node instanceof Uint8Array
-    ? { id: row.root_id as Uint8Array, node }
-    : { id: row.root_id as Uint8Array };
+  const head = { sequence: Number(row.sequence), root: row.root_id as Uint8Array };
+  return node instanceof Uint8Array ? { ...head, rootNode: node } : head;
 }
 
 /** The node the journal holds for root `id`, if an event holds it. */

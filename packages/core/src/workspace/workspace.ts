@@ -23,7 +23,7 @@ import {
 import { parseDirectory, parsePath } from "./paths.js";
 import { applyPlan, PLACEHOLDER, planEdits } from "./plan.js";
 import type { RootJournal } from "./publish.js";
-import { currentRoot } from "./roots.js";
+import { readHead } from "./roots.js";
 import { builtBelow, entries, lookup } from "./trees.js";
 
 export interface WorkspaceEntry {
@@ -166,8 +166,8 @@ export class WorkspaceReader {
   /** A root (default: the current one) as a node, or `root_not_found`. */
   protected async rootNode(loader: NodeLoader, root: string | undefined): Promise<DirectoryNode> {
     if (root === undefined) {
-      const current = await currentRoot(this.executor);
-      return loader.root(checkedRootId(current.id), current.node);
+      const head = await readHead(this.executor);
+      return loader.root(checkedRootId(head.root), head.rootNode);
     }
     return loader.loadRoot(parseRootId(root), root);
   }
@@ -289,7 +289,7 @@ export class WorkspaceWriter extends WorkspaceReader {
         // Awaited only when the tree work had to read a node (see node-work.ts).
         const planned = applyPlan(loader, hash, root, plan, []);
         const top = (planned instanceof Promise ? await planned : planned)!;
-        return { loader, top };
+        return { loader, top, rootNode: heldTop(loader, top) };
       };
       // From the lease's guess of the current root, when it has one and its
       // root is at hand (a root evicted, or undone by a rollback, is not read:
@@ -306,16 +306,15 @@ export class WorkspaceWriter extends WorkspaceReader {
           throw error;
         });
         const published =
-          built && (await journal.publish(event, guess, built.top.id, heldTop(built)));
+          built && (await journal.publish(event, guess, built.top.id, built.rootNode));
         if (built !== undefined && published !== undefined) {
           return this.#store(tx, files, built, published);
         }
       }
       const head = await journal.head();
       const loader = new NodeLoader(tx, this.workspace.nodes);
-      const root = loader.known(head.root) ?? (await loader.root(head.root, head.rootNode));
-      const built = await build(loader, root);
-      const published = await journal.publish(event, head, built.top.id, heldTop(built));
+      const built = await build(loader, await loader.root(head.root, head.rootNode));
+      const published = await journal.publish(event, head, built.top.id, built.rootNode);
       if (published === undefined) {
         throw new RunledgerError(
           "corrupt",
@@ -337,7 +336,7 @@ export class WorkspaceWriter extends WorkspaceReader {
     published: { rootId: string; sequence: number },
   ): Promise<ApplyResult> {
     const nodes = builtBelow(built.loader, built.top);
-    const held = heldTop(built) !== undefined;
+    const held = built.rootNode !== undefined;
     const rows = nodeRows(held ? nodes.filter((node) => node !== built.top) : nodes);
     await insertObjects(tx, [...files, ...rows]);
     this.workspace.nodes.replace(nodes);
@@ -384,7 +383,7 @@ ON CONFLICT (name) DO UPDATE SET root_id = excluded.root_id`,
 
 /** The current root's id: the newest event's root, or the empty root before the first. */
 export async function currentRootId(executor: Executor): Promise<Uint8Array> {
-  return checkedRootId((await currentRoot(executor)).id);
+  return checkedRootId((await readHead(executor)).root);
 }
 
 function checkedRootId(id: unknown): Uint8Array {
@@ -394,10 +393,11 @@ function checkedRootId(id: unknown): Uint8Array {
   return id;
 }
 
-/** What an apply built: its new top, and the loader holding the nodes built for it. */
+/** What an apply built: its new top, the loader holding the nodes built for it, and the top's bytes when its event holds them. */
 interface BuiltRoot {
   readonly loader: NodeLoader;
   readonly top: DirectoryNode;
+  readonly rootNode: Uint8Array | undefined;
 }
 
 /**
@@ -405,7 +405,7 @@ interface BuiltRoot {
  * apply built, small enough to be held. A root kept from before (an edit
  * that changed nothing, or left one child of a top) is named, not held.
  */
-function heldTop({ loader, top }: BuiltRoot): Uint8Array | undefined {
+function heldTop(loader: NodeLoader, top: DirectoryNode): Uint8Array | undefined {
   const { bytes } = top;
   return bytes !== undefined && bytes.length <= INLINE_NODE_MAX && loader.built(top.id) === top
     ? bytes
