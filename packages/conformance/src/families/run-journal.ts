@@ -286,6 +286,20 @@ export function describeRunJournal(fx: Fixtures): void {
         expect(error.code).toBe("invalid_argument");
       }
     });
+
+    it("lands 200 transact calls started together on one lease, in call order", async () => {
+      const lease = await openRun(fx, fx.location());
+      const results = await Promise.all(
+        Array.from({ length: 200 }, (_, n) =>
+          lease.transact(async (tx) => (await tx.journal.append({ n })).sequence),
+        ),
+      );
+      expect(results).toEqual(Array.from({ length: 200 }, (_, n) => n + 1));
+      const events = await journal(lease);
+      expect(events.map((event) => event.record.n)).toEqual(
+        results.map((sequence) => sequence - 1),
+      );
+    });
   });
 
   describe("run stop reasons", () => {

@@ -10,12 +10,14 @@ import type { ReadScope, WriteScope } from "../transaction/scope.js";
 import type { Entry } from "./entry.js";
 
 /**
- * The async-context mark of an operation in progress on an entry. Work that
- * outlives the operation (a timer set inside the callback) keeps the mark but
- * sees it inactive, so only truly nested calls are refused.
+ * The async-context mark of an operation in progress on an entry: which
+ * entry, and which lease holds its turn. Work that outlives the operation (a
+ * timer set inside the callback) keeps the mark but sees it inactive, so only
+ * truly nested calls are refused.
  */
 interface Turn {
   readonly entry: Entry;
+  readonly lease: Lease;
   active: boolean;
 }
 
@@ -30,19 +32,21 @@ export interface LeaseOwner {
 
 /**
  * A handle on one entry. Leases share the entry's connection and queue;
- * releasing one never disturbs the others. One lease runs one operation at a
- * time: calling `transact` or `read` on a lease whose operation is still
- * running is refused (`transaction_reentered`) because, from inside the
- * callback, it could only wait for itself. Where the driver gives an async
- * context, the same call from inside a callback through *another* lease of
- * the same entry is refused too. Concurrent work takes a second lease
- * (leases of one location queue in arrival order).
+ * releasing one never disturbs the others. Operations on a lease — from any
+ * number of independent async chains — wait their turn in call order with
+ * every other operation on the entry, and never fail for being concurrent.
+ * The one call refused (`transaction_reentered`) is a `transact` or `read`
+ * made from inside a running callback of the same entry, through this lease
+ * or another: it would wait for the turn its own caller holds, forever. That
+ * is told apart from concurrency by the driver's async context; a driver
+ * without one cannot tell them apart, so there every call queues (and a
+ * nested call waits for itself — docs/writing-an-adapter.md asks adapters
+ * for a context).
  */
 export class Lease {
   readonly #entry: Entry;
   readonly #owner: LeaseOwner;
   #released = false;
-  #running = false;
 
   /** @internal Leases come from `ConnectionProvider.open`. */
   constructor(entry: Entry, owner: LeaseOwner) {
@@ -92,34 +96,28 @@ export class Lease {
     return this.release();
   }
 
-  async #operate<T>(action: string, operation: () => Promise<T>): Promise<T> {
-    this.#checkUsable(action);
+  #operate<T>(action: string, operation: () => Promise<T>): Promise<T> {
     const context = this.#owner.asyncContext;
-    const outer = context?.getStore() as Turn | undefined;
-    if (this.#running || (outer?.entry === this.#entry && outer.active)) {
-      throw new RunledgerError(
-        "transaction_reentered",
-        `cannot ${action}: this lease's previous transact/read has not finished. Inside a ` +
-          "transaction use its tx (tx.savepoint to nest); for concurrent work open another lease",
-      );
-    }
-    this.#running = true;
     try {
-      return await this.#entry.queue.run(async () => {
-        // Queued before a close or a release, it still runs; poisoning stops it.
-        const poisoned = this.#entry.poisonError;
-        if (poisoned !== undefined) throw poisoned;
-        const turn: Turn = { entry: this.#entry, active: true };
-        try {
-          return await (context === undefined ? operation() : context.run(turn, operation));
-        } finally {
-          turn.active = false;
-          if (this.#entry.state === "poisoned") await this.#owner.discardPoisoned(this.#entry);
-        }
-      });
-    } finally {
-      this.#running = false;
+      this.#checkUsable(action);
+      const outer = context?.getStore() as Turn | undefined;
+      if (outer?.entry === this.#entry && outer.active)
+        throw reentered(action, outer.lease === this);
+    } catch (error) {
+      return Promise.reject(error);
     }
+    return this.#entry.queue.run(async () => {
+      // Queued before a close or a release, it still runs; poisoning stops it.
+      const poisoned = this.#entry.poisonError;
+      if (poisoned !== undefined) throw poisoned;
+      const turn: Turn = { entry: this.#entry, lease: this, active: true };
+      try {
+        return await (context === undefined ? operation() : context.run(turn, operation));
+      } finally {
+        turn.active = false;
+        if (this.#entry.state === "poisoned") await this.#owner.discardPoisoned(this.#entry);
+      }
+    });
   }
 
   #checkUsable(action: string): void {
@@ -138,4 +136,15 @@ export class Lease {
       );
     }
   }
+}
+
+/** A call from inside a running callback of the same entry: it could only wait for itself. */
+function reentered(action: string, sameLease: boolean): RunledgerError {
+  const holder = sameLease ? "this lease's" : "another lease's";
+  return new RunledgerError(
+    "transaction_reentered",
+    `cannot ${action}: this call comes from inside ${holder} running transact/read callback on ` +
+      "the same location, and would wait for that callback to finish; inside a transaction use " +
+      "its tx (tx.savepoint to nest), and start other work after the callback returns",
+  );
 }

@@ -15,7 +15,6 @@ import { openExisting } from "../connection/open-existing.js";
 import type { ConnectionProviderOptions } from "../connection/provider.js";
 import { ProviderStore } from "../connection/store-base.js";
 import { injectedContext } from "../port/context.js";
-import { SerialAccess } from "./serial-access.js";
 
 export interface CommitLogStoreOptions extends Omit<ConnectionProviderOptions<true>, "establish"> {
   /** Milliseconds since the epoch for timestamps. Default Date.now. */
@@ -46,12 +45,11 @@ export class CommitLogStore extends ProviderStore<true> {
       "commit log",
       "{ create: true }",
     );
-    const access = new SerialAccess(lease);
     try {
-      const { logId } = await access.read((scope) => new LogReader(scope).info());
-      return new CommitLog(access, this.#context, logId, () => access.release());
+      const { logId } = await lease.read((scope) => new LogReader(scope).info());
+      return new CommitLog(lease, this.#context, logId, () => lease.release());
     } catch (error) {
-      await access.release();
+      await lease.release();
       throw error;
     }
   }
@@ -72,7 +70,6 @@ export class ReadModelStore extends ProviderStore<true> {
       "read model",
       "{ create: true }",
     );
-    const access = new SerialAccess(lease);
-    return new ReadModel(access, () => access.release());
+    return new ReadModel(lease, () => lease.release());
   }
 }

@@ -11,7 +11,6 @@ import { ProviderStore } from "../../connection/store-base.js";
 import { type InjectedContext, injectedContext } from "../../port/context.js";
 import { RunledgerError } from "../../port/errors.js";
 import type { DatastoreFormat } from "../../routing/hook.js";
-import { SerialAccess } from "../../stores/serial-access.js";
 import { Datastore, type DatastoreOptions } from "./datastore.js";
 import { type DatastoreCreate, establishDatastore } from "./establish.js";
 
@@ -60,16 +59,15 @@ export class DatastoreStore extends ProviderStore<DatastoreCreate> {
       "datastore",
       "{ create: true }",
     );
-    const access = new SerialAccess(lease);
     try {
-      const opened = await Datastore.formatAt(access);
-      const datastore = new Datastore(access, opened, options, () => access.release());
+      const opened = await Datastore.formatAt(lease);
+      const datastore = new Datastore(lease, opened, options, () => lease.release());
       // Asked for format 3 of a datastore that already existed: opt in, which
       // is refused unless it is still new and empty.
       if (create?.format === 3 && opened.format !== 3) await datastore.optIntoFormat3();
       return datastore;
     } catch (error) {
-      await access.release();
+      await lease.release();
       throw error;
     }
   }
