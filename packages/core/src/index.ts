@@ -50,7 +50,12 @@ export type { Durability } from "./connection/provider.js";
 export type { JsonObject, JsonValue } from "./port/json.js";
 export type { RunCounts } from "./run/counts.js";
 export type { ForkPoint, ForkResult } from "./run/fork.js";
-export type { JournalReader, JournalWriter } from "./run/journal.js";
+export type {
+  JournalListOptions,
+  JournalReader,
+  JournalStreamOptions,
+  JournalWriter,
+} from "./run/journal.js";
 export { PAUSED_STATUSES, TERMINAL_STATUSES } from "./run/lifecycle.js";
 export type { RunRecordReader, RunRecordWriter } from "./run/run-row.js";
 export type { RunSnapshot, RunTransaction } from "./run/scopes.js";

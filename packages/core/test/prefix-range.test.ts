@@ -1,12 +1,12 @@
 /**
  * The successor bound behind every listing by prefix
- * (repositories/datastore/prefix-range.ts), checked against its definition
+ * (port/prefix-range.ts), checked against its definition
  * in UTF-8 byte order — SQLite's BINARY collation — for arbitrary text,
  * astral characters and U+FFFF included.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { prefixSuccessor } from "../src/repositories/datastore/prefix-range.js";
+import { prefixSuccessor } from "../src/port/prefix-range.js";
 
 const utf8 = (text: string) => Buffer.from(text, "utf8");
 const compare = (a: string, b: string) => Buffer.compare(utf8(a), utf8(b));

@@ -15,6 +15,7 @@ import {
   APPLICATION_ID,
   EMPTY_ROOT_ID,
   type JournalEvent,
+  type JournalListOptions,
   type RunLease,
   SCHEMA_V1,
   type StopReason,
@@ -279,12 +280,113 @@ export function describeRunJournal(fx: Fixtures): void {
       expect(await page({ after: 3, limit: 4 })).toEqual([4, 5, 6, 7]);
       expect(await page({ after: 8 })).toEqual([9, 10]);
       expect(await page({ after: 10 })).toEqual([]);
-      expect(await page({ limit: 0 })).toEqual([]);
       expect(await page({ after: 0, limit: 1 })).toEqual([1]);
-      for (const bad of [{ after: -1 }, { limit: 1.5 }, { after: Number.NaN }]) {
+      for (const bad of [{ after: -1 }, { limit: 1.5 }, { after: Number.NaN }, { limit: 0 }]) {
         const error = await failureOf(() => page(bad));
         expect(error.code).toBe("invalid_argument");
       }
+    });
+
+    it("lists newest first with order desc, between after and before, with keyset cursors both ways", async () => {
+      const lease = await openRun(fx, fx.location());
+      await lease.transact(async (tx) => {
+        for (let n = 1; n <= 10; n++) await tx.journal.append({ n });
+      });
+      const page = (options: JournalListOptions) =>
+        lease.read(async (r) => (await r.journal.list(options)).map((e) => e.sequence));
+      expect(await page({ order: "desc" })).toEqual([10, 9, 8, 7, 6, 5, 4, 3, 2, 1]);
+      expect(await page({ order: "desc", limit: 3 })).toEqual([10, 9, 8]);
+      expect(await page({ order: "desc", before: 8, limit: 3 })).toEqual([7, 6, 5]);
+      expect(await page({ before: 4 })).toEqual([1, 2, 3]);
+      expect(await page({ after: 2, before: 6, order: "desc" })).toEqual([5, 4, 3]);
+      expect(await page({ after: 5, before: 6 })).toEqual([]);
+      // Paging down by the last sequence seen visits every event once.
+      const seen: number[] = [];
+      let before: number | undefined;
+      for (;;) {
+        const next = await page({ order: "desc", limit: 4, ...(before ? { before } : {}) });
+        if (next.length === 0) break;
+        seen.push(...next);
+        before = next[next.length - 1];
+      }
+      expect(seen).toEqual([10, 9, 8, 7, 6, 5, 4, 3, 2, 1]);
+      const streamed = await lease.read(async (r) => {
+        const out: number[] = [];
+        for await (const e of r.journal.stream({ order: "desc", before: 9, pageSize: 3 })) {
+          out.push(e.sequence);
+        }
+        return out;
+      });
+      expect(streamed).toEqual([8, 7, 6, 5, 4, 3, 2, 1]);
+      for (const bad of [
+        { before: 0 },
+        { before: 2.5 },
+        { order: "down" },
+        { keyPrefix: 7 },
+        { keyPrefix: "\ud800" },
+        { oder: "desc" },
+      ]) {
+        const error = await failureOf(() => page(bad as JournalListOptions));
+        expect(error.code).toBe("invalid_argument");
+      }
+      const unknown = await failureOf(() =>
+        lease.read((r) => r.journal.stream({ limit: 3 } as never).next()),
+      );
+      expect(unknown.code).toBe("invalid_argument");
+      expect(unknown.message).toContain('"limit"');
+    });
+
+    it("gets an event by its idempotency key in one lookup, or undefined", async () => {
+      const lease = await openRun(fx, fx.location());
+      const written = await lease.transact(async (tx) => {
+        await tx.journal.append({ n: 1 }, { key: "step:1" });
+        await tx.journal.append({ n: 2 });
+        return tx.journal.append({ n: 3 }, { key: "step:3" });
+      });
+      const found = await lease.read((r) => r.journal.get("step:3"));
+      expect(found?.sequence).toBe(written.sequence);
+      expect(found?.record).toEqual({ n: 3 });
+      expect(found?.key).toBe("step:3");
+      expect(found?.eventId).toBe(written.eventId);
+      expect(await lease.read((r) => r.journal.get("step:2"))).toBeUndefined();
+      for (const bad of ["", "k".repeat(513), "\udc00", 3]) {
+        const error = await failureOf(() => lease.read((r) => r.journal.get(bad as string)));
+        expect(error.code).toBe("invalid_argument");
+      }
+    });
+
+    it("lists the events whose key starts with a prefix, exactly for any Unicode key, in either order", async () => {
+      const lease = await openRun(fx, fx.location());
+      // Keys around the prefix's successor: U+FFFF and an astral character sort above "\uffff".
+      const keys = [
+        "a",
+        "a/",
+        "a/1",
+        "a/\uffff",
+        "a/\u{1f600}",
+        "a/\u{10ffff}",
+        "a0",
+        "b",
+        "a\u{10ffff}",
+        "\u{10ffff}",
+        "\u{10ffff}x",
+      ];
+      await lease.transact(async (tx) => {
+        for (const [n, key] of keys.entries()) await tx.journal.append({ n }, { key });
+        await tx.journal.append({ unkeyed: true });
+      });
+      const keysOf = (options: JournalListOptions) =>
+        lease.read(async (r) => (await r.journal.list(options)).map((e) => e.key));
+      for (const prefix of ["a/", "a", "\u{10ffff}", "a/\u{1f600}", "", "zz"]) {
+        const expected = keys.filter((key) => key.startsWith(prefix));
+        expect(await keysOf({ keyPrefix: prefix })).toEqual(expected);
+        expect(await keysOf({ keyPrefix: prefix, order: "desc" })).toEqual([...expected].reverse());
+      }
+      expect(await keysOf({ keyPrefix: "a/", order: "desc", limit: 2 })).toEqual([
+        "a/\u{10ffff}",
+        "a/\u{1f600}",
+      ]);
+      expect(await keysOf({ keyPrefix: "a/", after: 2, before: 5 })).toEqual(["a/1", "a/\uffff"]);
     });
 
     it("lands 200 transact calls started together on one lease, in call order", async () => {

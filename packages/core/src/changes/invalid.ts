@@ -28,18 +28,3 @@ export function invalidChange(
 ): RunledgerError {
   return new RunledgerError("invalid_change", message, { details: { reason, ...details } });
 }
-
-/** Text that SQLite stores as UTF-8 exactly: no lone surrogate (which would turn into U+FFFD). */
-export function isWellFormed(text: string): boolean {
-  for (let i = 0; i < text.length; i++) {
-    const unit = text.charCodeAt(i);
-    if (unit >= 0xd800 && unit <= 0xdbff) {
-      const next = text.charCodeAt(i + 1);
-      if (!(next >= 0xdc00 && next <= 0xdfff)) return false;
-      i++;
-    } else if (unit >= 0xdc00 && unit <= 0xdfff) {
-      return false;
-    }
-  }
-  return true;
-}

@@ -12,7 +12,8 @@
  * content. A failed expectation refuses the op's whole partition.
  */
 import { sha256Hex, utf8 } from "../port/hash.js";
-import { invalidChange, isWellFormed } from "./invalid.js";
+import { isWellFormed } from "../port/text.js";
+import { invalidChange } from "./invalid.js";
 
 export type Expectation = "absent" | "present" | { readonly sha256: string };
 

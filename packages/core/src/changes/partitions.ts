@@ -19,8 +19,10 @@
  * surrogate would be stored as U+FFFD, merging two names). A name is accepted
  * only in its canonical spelling: parse then format must give it back.
  */
+
+import { isWellFormed } from "../port/text.js";
 import { CONFIG_KINDS, type ConfigKind } from "./intents.js";
-import { invalidChange, isWellFormed } from "./invalid.js";
+import { invalidChange } from "./invalid.js";
 
 export const MAX_COMPONENT_LENGTH = 512;
 const SEPARATOR = "--";

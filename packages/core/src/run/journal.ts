@@ -8,6 +8,9 @@ import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import { toHex } from "../port/hash.js";
 import { type JsonObject, toJsonText } from "../port/json.js";
 import { keysetRows } from "../port/keyset.js";
+import { checkNames } from "../port/options.js";
+import { prefixCondition } from "../port/prefix-range.js";
+import { isWellFormed } from "../port/text.js";
 import type { Row } from "../port/values.js";
 import type { WriteScope } from "../transaction/scope.js";
 import { EMPTY_ROOT_ID_BYTES } from "../workspace/node.js";
@@ -44,40 +47,155 @@ WHERE coalesce((SELECT root_id FROM journal WHERE sequence = ?), ?) = ?`;
 
 const BY_KEY = `SELECT sequence, event_id, record, root_id FROM journal WHERE idempotency_key = ?`;
 
-const LIST = `${SELECT_EVENT} WHERE sequence > ? ORDER BY sequence LIMIT ?`;
+const GET = `${SELECT_EVENT} WHERE idempotency_key = ?`;
 
-/** Reads of the journal: events in sequence order. */
+/** The options `list` and `stream` share. */
+const READ_OPTIONS = ["after", "before", "order", "keyPrefix"] as const;
+
+/** Reads of the journal: by key, or a range in sequence order, oldest or newest first. */
 export class JournalReader {
   protected readonly executor: Executor;
+  /** LIST statements built so far, by order and prefix shape (at most six). */
+  readonly #lists = new Map<string, string>();
 
   constructor(executor: Executor) {
     this.executor = executor;
   }
 
-  /** Events after `after` (exclusive, default 0), at most `limit` (default 1000). */
-  async list(options: { after?: number; limit?: number } = {}): Promise<JournalEvent[]> {
-    const after = options.after ?? 0;
-    const limit = options.limit ?? 1000;
-    if (!Number.isSafeInteger(after) || after < 0 || !Number.isSafeInteger(limit) || limit < 0) {
-      throw new RunledgerError(
-        "invalid_argument",
-        "journal.list takes whole numbers: after >= 0 and limit >= 0",
-      );
-    }
-    const { rows } = await this.executor.execute(LIST, [after, limit]);
-    return rows.map(toEvent);
+  /** The event written under idempotency key `key`, or undefined: one lookup in the key index. */
+  async get(key: string): Promise<JournalEvent | undefined> {
+    checkKey(key, "journal.get's key");
+    const row = (await this.executor.execute(GET, [key])).rows[0];
+    return row === undefined ? undefined : toEvent(row);
   }
 
-  /** Every event after `after`, fetched a page at a time so a long journal never sits whole in memory. */
-  async *stream(options: { after?: number; pageSize?: number } = {}): AsyncGenerator<JournalEvent> {
+  /**
+   * Events strictly between `after` (default 0) and `before` (default none),
+   * at most `limit` (default 1000, at least 1), oldest first or — with
+   * `order: "desc"` — newest first; with `keyPrefix`, only events whose
+   * idempotency key starts with it. The last event of a page is the cursor of
+   * the next: `after` its sequence going up, `before` going down.
+   */
+  async list(options: JournalListOptions = {}): Promise<JournalEvent[]> {
+    checkNames(options, [...READ_OPTIONS, "limit"], "journal.list's options");
+    const range = readRange(options, "journal.list");
+    const limit = options.limit ?? 1000;
+    if (!Number.isSafeInteger(limit) || limit < 1) {
+      throw new RunledgerError(
+        "invalid_argument",
+        `journal.list's limit is a whole number of at least 1; got ${String(limit)}`,
+      );
+    }
+    return this.#page(range, limit);
+  }
+
+  /**
+   * Every event `list` would return with the same options and no limit,
+   * fetched `pageSize` (default 500) at a time so a long journal never sits
+   * whole in memory.
+   */
+  async *stream(options: JournalStreamOptions = {}): AsyncGenerator<JournalEvent> {
+    checkNames(options, [...READ_OPTIONS, "pageSize"], "journal.stream's options");
+    const range = readRange(options, "journal.stream");
+    const descending = range.order === "desc";
     yield* keysetRows({
-      start: options.after ?? 0,
-      page: (after, limit) => this.list({ after, limit }),
+      start: descending ? range.before : range.after,
+      page: (cursor, limit) =>
+        this.#page(descending ? { ...range, before: cursor } : { ...range, after: cursor }, limit),
       keyOf: (event) => event.sequence,
       limit: options.pageSize ?? 500,
     });
   }
+
+  #page(range: ReadRange, limit: number): Promise<JournalEvent[]> {
+    const prefix =
+      range.keyPrefix === undefined
+        ? undefined
+        : prefixCondition("idempotency_key", range.keyPrefix);
+    const shape = `${range.order}:${prefix?.params.length ?? 0}`;
+    let sql = this.#lists.get(shape);
+    if (sql === undefined) {
+      const where = ["sequence > ?", "sequence < ?", ...(prefix === undefined ? [] : [prefix.sql])];
+      sql = `${SELECT_EVENT} WHERE ${where.join(" AND ")} ORDER BY sequence ${range.order.toUpperCase()} LIMIT ?`;
+      this.#lists.set(shape, sql);
+    }
+    const params = [range.after, range.before, ...(prefix?.params ?? []), limit];
+    return this.executor.execute(sql, params).then(({ rows }) => rows.map(toEvent));
+  }
 }
+
+/** What `journal.list` takes. */
+export interface JournalListOptions {
+  /** Only events with a greater sequence (exclusive). Default 0. */
+  readonly after?: number;
+  /** Only events with a smaller sequence (exclusive). Default: no bound. */
+  readonly before?: number;
+  /** At most this many events, at least 1. Default 1000. */
+  readonly limit?: number;
+  /** "asc" (default): oldest first; "desc": newest first. */
+  readonly order?: "asc" | "desc";
+  /** Only events whose idempotency key starts with this text (exact for any Unicode). */
+  readonly keyPrefix?: string;
+}
+
+/** What `journal.stream` takes: `list`'s options, with a page size instead of a limit. */
+export interface JournalStreamOptions extends Omit<JournalListOptions, "limit"> {
+  /** Events fetched per statement, at least 1. Default 500. */
+  readonly pageSize?: number;
+}
+
+/** A read's bounds, checked: the sequences strictly between after and before. */
+interface ReadRange {
+  readonly after: number;
+  readonly before: number;
+  readonly order: "asc" | "desc";
+  readonly keyPrefix: string | undefined;
+}
+
+/** Above every sequence a journal can hold (sequences are safe integers). */
+const NO_UPPER_BOUND = Number.MAX_SAFE_INTEGER;
+
+function readRange(options: Omit<JournalListOptions, "limit">, where: string): ReadRange {
+  const { after = 0, before = NO_UPPER_BOUND, order = "asc", keyPrefix } = options;
+  if (!Number.isSafeInteger(after) || after < 0) {
+    throw new RunledgerError(
+      "invalid_argument",
+      `${where}'s after is a sequence, a whole number >= 0; got ${String(after)}`,
+    );
+  }
+  if (!Number.isSafeInteger(before) || before < 1) {
+    throw new RunledgerError(
+      "invalid_argument",
+      `${where}'s before is a sequence, a whole number >= 1; got ${String(before)}`,
+    );
+  }
+  if (order !== "asc" && order !== "desc") {
+    throw new RunledgerError(
+      "invalid_argument",
+      `${where}'s order is "asc" or "desc"; got ${JSON.stringify(order)}`,
+    );
+  }
+  if (keyPrefix !== undefined) checkKey(keyPrefix, `${where}'s keyPrefix`, 0);
+  return { after, before, order, keyPrefix };
+}
+
+/** An idempotency key (or a prefix of one): well-formed text of at most 512 characters. */
+function checkKey(key: unknown, what: string, shortest = 1): asserts key is string {
+  if (
+    typeof key !== "string" ||
+    key.length < shortest ||
+    key.length > MAX_KEY_LENGTH ||
+    !isWellFormed(key)
+  ) {
+    throw new RunledgerError(
+      "invalid_argument",
+      `${what} is well-formed text of ${shortest} to ${MAX_KEY_LENGTH} characters`,
+    );
+  }
+}
+
+/** The longest idempotency key the schema stores (journal.idempotency_key's CHECK). */
+const MAX_KEY_LENGTH = 512;
 
 /**
  * Appends to the journal inside the caller's transaction: the next gap-free
@@ -103,12 +221,7 @@ export class JournalWriter extends JournalReader {
       const text = journalText(record);
       const key = options.key;
       if (key === undefined) return this.#insert(text, null);
-      if (typeof key !== "string" || key.length < 1 || key.length > 512) {
-        throw new RunledgerError(
-          "invalid_argument",
-          "an idempotency key is a string of 1 to 512 characters",
-        );
-      }
+      checkKey(key, "an idempotency key");
       return this.#appendKeyed(text, key);
     } catch (error) {
       return Promise.reject(error);

@@ -13,6 +13,7 @@
  */
 import { RunledgerError } from "../port/errors.js";
 import { isAscii, utf8 } from "../port/hash.js";
+import { isWellFormed } from "../port/text.js";
 
 export const MAX_PATH_BYTES = 1024;
 export const MAX_SEGMENT_BYTES = 255;
@@ -20,8 +21,6 @@ export const MAX_DEPTH = 64;
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it finds
 const FORBIDDEN = /[\u0000-\u001f\u007f-\u009f\\]/;
-/** With the u flag, a surrogate pair reads as one code point: only a lone half matches. */
-const LONE_SURROGATE = /\p{Cs}/u;
 
 /** Returns the path's segments, or throws `invalid_path`. */
 export function parsePath(path: unknown): string[] {
@@ -31,7 +30,7 @@ export function parsePath(path: unknown): string[] {
   // An ASCII path is its own NFC form, has no surrogate, and one byte per character.
   const ascii = isAscii(path);
   if (!ascii) {
-    if (LONE_SURROGATE.test(path)) refuse(path, "well-formed Unicode (no lone surrogate)");
+    if (!isWellFormed(path)) refuse(path, "well-formed Unicode (no lone surrogate)");
     if (path.normalize("NFC") !== path) refuse(path, "a path is in Unicode NFC");
   }
   const bytes = (text: string) => (ascii ? text.length : utf8(text).length);

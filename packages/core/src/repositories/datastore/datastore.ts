@@ -37,10 +37,10 @@ import type { DocumentReconciler, LandedVersion, ReconciledKey } from "../../com
 import type { Executor } from "../../port/driver.js";
 import { RunledgerError } from "../../port/errors.js";
 import { fromHex, sha256Hex, toHex } from "../../port/hash.js";
+import { prefixCondition } from "../../port/prefix-range.js";
 import type { ChangeHook, DatastoreFormat, PathChange, RouteObserver } from "../../routing/hook.js";
 import { withStagingScope } from "../../routing/route.js";
 import { type FormatMarker, formatOf, markerFor, serializeMarker } from "./marker.js";
-import { prefixCondition } from "./prefix-range.js";
 
 export interface DatastoreOptions {
   readonly namespace?: string;
