@@ -4,7 +4,7 @@
  * and this test runs them: each `console.log(x); // value` must log exactly
  * that value. A second test holds the header and docs/api.md to these files.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -49,6 +49,61 @@ function apiExample(entry: string): string {
   return api.slice(start, api.indexOf("```", start));
 }
 
+/**
+ * The method examples: every other file of examples/, each shown in
+ * docs/api.md after `<!-- example: NAME -->`.
+ */
+const ENTRY_FILES: readonly string[] = Object.values(EXAMPLES).map(({ file }) => file);
+const METHODS = readdirSync(new URL("./examples/", import.meta.url))
+  .filter((name) => name.endsWith(".ts"))
+  .map((name) => name.slice(0, -".ts".length))
+  .filter((name) => !ENTRY_FILES.includes(name));
+
+/** The ```ts block right after `<!-- example: NAME -->` in docs/api.md. */
+function methodExample(name: string): string {
+  const api = readFileSync(join(repo, "docs/api.md"), "utf8");
+  const at = api.indexOf(`<!-- example: ${name} -->`);
+  if (at === -1) return `docs/api.md shows no example ${name}`;
+  const start = api.indexOf("```ts\n", at) + "```ts\n".length;
+  return api.slice(start, api.indexOf("```", start));
+}
+
+/** Runs an example in a temporary directory and returns what it logged. */
+async function run(file: string): Promise<unknown[]> {
+  const dir = mkdtempSync(join(tmpdir(), `runledger-example-${file}-`));
+  const logged: unknown[] = [];
+  vi.spyOn(console, "log").mockImplementation((value: unknown) => {
+    logged.push(value);
+  });
+  const home = process.cwd();
+  try {
+    process.chdir(dir);
+    await import(`./examples/${file}.ts`);
+  } finally {
+    process.chdir(home);
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return logged;
+}
+
+describe("the example of every method section", () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it("has at least one example", () => {
+    expect(METHODS.length).toBeGreaterThan(0);
+  });
+
+  for (const name of METHODS) {
+    it(`${name}: the example runs, logs what its comments say, and docs/api.md shows it verbatim`, async () => {
+      const text = exampleText(name);
+      const expected = promised(text);
+      expect(expected.length).toBeGreaterThan(0);
+      expect(await run(name)).toEqual(expected);
+      expect(methodExample(name)).toBe(text);
+    });
+  }
+});
+
 describe("the example of every entry", () => {
   const home = process.cwd();
   afterEach(() => {
@@ -60,19 +115,7 @@ describe("the example of every entry", () => {
     it(`${entry}: the example runs and logs what its comments say`, async () => {
       const expected = promised(exampleText(file));
       expect(expected.length).toBeGreaterThan(0);
-      const dir = mkdtempSync(join(tmpdir(), `runledger-example-${file}-`));
-      const logged: unknown[] = [];
-      vi.spyOn(console, "log").mockImplementation((value: unknown) => {
-        logged.push(value);
-      });
-      try {
-        process.chdir(dir);
-        await import(`./examples/${file}.ts`);
-      } finally {
-        process.chdir(home);
-        rmSync(dir, { recursive: true, force: true });
-      }
-      expect(logged).toEqual(expected);
+      expect(await run(file)).toEqual(expected);
     });
 
     it(`${entry}: its module header and docs/api.md show this example verbatim`, () => {
