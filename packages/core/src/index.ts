@@ -81,8 +81,10 @@ export type { VerifyProgress, VerifyReport } from "./run/verify.js";
 export type { Content } from "./workspace/files.js";
 export type { GarbageReport } from "./workspace/gc.js";
 export { MAX_DEPTH, MAX_PATH_BYTES, MAX_SEGMENT_BYTES, parsePath } from "./workspace/paths.js";
+export type { CopySource, PathExpectation, RootPoint } from "./workspace/sources.js";
 export type {
   ApplyChanges,
+  ApplyOptions,
   ApplyResult,
   AtRoot,
   HistoryEntry,

@@ -6,7 +6,7 @@
  * from node:crypto, names are ordered with Buffer.compare — so that core's
  * answers are checked against an independent implementation.
  */
-import type { ApplyChanges, JsonObject, RunLease, RunStore } from "@runledger/core";
+import type { ApplyChanges, ApplyOptions, RunLease, RunStore } from "@runledger/core";
 import type { Driver } from "@runledger/core/port";
 import { expect } from "vitest";
 import { codeOf, type Fixtures, sha256Hex } from "../fixtures.js";
@@ -60,7 +60,7 @@ export async function newRun(
 export function apply(
   lease: RunLease,
   changes: ApplyChanges,
-  options: { event?: JsonObject } = {},
+  options: ApplyOptions = {},
 ): Promise<{ rootId: string; sequence: number }> {
   return lease.transact((tx) => tx.workspace.apply(changes, options));
 }

@@ -13,6 +13,7 @@ import { CHUNK_SIZE } from "@runledger/core/engine";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type Fixtures, sameBytes } from "../fixtures.js";
+import { describeWorkspaceCopies } from "./workspace-copies.js";
 import { describeWorkspaceDeltas } from "./workspace-deltas.js";
 import { describeWorkspaceFaults } from "./workspace-faults.js";
 import {
@@ -688,6 +689,7 @@ export function describeWorkspace(fx: Fixtures): void {
   describeWorkspaceFaults(fx);
   describeWorkspaceHistory(fx);
   describeWorkspaceDeltas(fx);
+  describeWorkspaceCopies(fx);
 }
 
 /**

@@ -76,6 +76,8 @@ export const ERROR_CODES = [
   "root_not_found",
   "invalid_content",
   "fork_target_not_empty",
+  "copy_source_not_found",
+  "expectation_failed",
   // The runledger CLI.
   "usage",
   "verify_failed",

@@ -8,13 +8,15 @@ import { toHex } from "../port/hash.js";
 import { copyRoot } from "../workspace/copy.js";
 import { EMPTY_ROOT_ID, EMPTY_ROOT_ID_BYTES } from "../workspace/node.js";
 import { type NodeCache, NodeLoader } from "../workspace/objects.js";
+import type { RootPoint } from "../workspace/sources.js";
 import { currentRootId, parseRootId } from "../workspace/workspace.js";
 import { JournalReader, JournalWriter, journalText } from "./journal.js";
 import { RunRecordReader } from "./run-row.js";
 import type { RunContext } from "./types.js";
 
 /** Where a fork starts: a root id, the root a journal event recorded, or (default) the current root. */
-export type ForkPoint = { readonly root: string } | { readonly sequence: number } | undefined;
+/** Where a fork starts: a root of the source (by id or by the event that recorded it), or its current one. */
+export type ForkPoint = RootPoint | undefined;
 
 export interface ForkResult {
   readonly rootId: string;

@@ -1,10 +1,18 @@
 /**
- * An apply's changes as a plan over directories: puts and deletes grouped by
- * path, checked for conflicts before anything is written, then carried out
- * from the deepest directories up — each changed directory edited (trees.ts),
- * its new top node becoming the change in its parent. A directory left empty
- * is removed from its parent; the workspace's top stays, empty. The walk is
- * NodeWork (node-work.ts): no promise unless a node must be read.
+ * An apply's changes as a plan over directories: copies, puts and deletes
+ * grouped by path, checked for conflicts before anything is written, then
+ * carried out from the deepest directories up — each changed directory
+ * edited (trees.ts), its new top node becoming the change in its parent. A
+ * directory left empty is removed from its parent; the workspace's top
+ * stays, empty. The walk is NodeWork (node-work.ts): no promise unless a node
+ * must be read.
+ *
+ * A copy places an entry taken from some root — a file, or a directory by
+ * its top node — at its target, replacing whatever is there: by reference,
+ * so nothing below it is read or written. Puts and deletes inside a copied
+ * directory apply to the copy (the copy first, then the changes inside it);
+ * a put or delete at the copy's own path, or at one of its parents, is a
+ * conflict.
  */
 import { RunledgerError } from "../port/errors.js";
 import type { HashFunctions } from "../port/hash.js";
@@ -17,7 +25,12 @@ import { type Change, editWork, lookupWork } from "./trees.js";
 export type Edit =
   | { readonly kind: "file"; readonly item: Item }
   | { readonly kind: "delete" }
-  | { readonly kind: "directory"; readonly edits: Map<string, Edit> };
+  | { readonly kind: "directory"; readonly edits: Map<string, Edit> }
+  /** An entry copied from a root; `edits`, changes inside a copied directory. */
+  | { readonly kind: "copy"; readonly item: Item; readonly edits: Map<string, Edit> };
+
+/** What a delete of a path that holds nothing does: refuse the apply, or nothing. */
+export type MissingRule = "error" | "ignore";
 
 /** A file entry standing in for content not stored yet, for the conflict check alone. */
 export const PLACEHOLDER: Item = {
@@ -27,10 +40,15 @@ export const PLACEHOLDER: Item = {
   size: 0,
 };
 
-/** Builds the nested plan; a path given twice, or as both file and directory, is a conflict. */
+/**
+ * Builds the nested plan; a path given twice, or as both file and directory,
+ * is a conflict. Copies are placed first, so that puts and deletes below a
+ * copied directory land inside the copy.
+ */
 export function planEdits(
   puts: ReadonlyArray<readonly [segments: string[], item: Item]>,
   deletes: ReadonlyArray<string[]>,
+  copies: ReadonlyArray<readonly [segments: string[], item: Item]> = [],
 ): Map<string, Edit> {
   const top = new Map<string, Edit>();
   const place = (segments: string[], leaf: Edit) => {
@@ -49,11 +67,15 @@ export function planEdits(
         level = edits;
       } else if (existing.kind === "directory") {
         level = existing.edits;
+      } else if (existing.kind === "copy" && existing.item.kind === "directory") {
+        if (leaf.kind === "copy") conflict(segments, "copied inside another copy's target");
+        level = existing.edits;
       } else {
         conflict(segments, "a parent directory is also written or deleted as a file");
       }
     });
   };
+  for (const [segments, item] of copies) place(segments, { kind: "copy", item, edits: new Map() });
   for (const [segments, item] of puts) place(segments, { kind: "file", item });
   for (const segments of deletes) place(segments, { kind: "delete" });
   return top;
@@ -70,8 +92,9 @@ export function applyPlan(
   directory: DirectoryNode | null,
   edits: Map<string, Edit>,
   prefix: string[],
+  missing: MissingRule = "error",
 ): DirectoryNode | null | Promise<DirectoryNode | null> {
-  return settle(loader, planWork(loader, hash, directory, edits, prefix));
+  return settle(loader, planWork(loader, hash, directory, edits, prefix, missing));
 }
 
 function* planWork(
@@ -80,6 +103,7 @@ function* planWork(
   directory: DirectoryNode | null,
   edits: Map<string, Edit>,
   prefix: string[],
+  missing: MissingRule,
 ): NodeWork<DirectoryNode | null> {
   const changes: Change[] = [];
   const names = [...edits.keys()].sort(compareNames);
@@ -91,21 +115,26 @@ function* planWork(
       if (existing?.kind === "directory") conflict(path, "a directory is there; delete it first");
       changes.push([name, { ...edit.item, name }]);
     } else if (edit.kind === "delete") {
-      if (existing === undefined) {
+      if (existing !== undefined) {
+        changes.push([name, null]);
+      } else if (missing === "error") {
         throw new RunledgerError(
           "path_not_found",
-          `cannot delete ${path.join("/")}: nothing is there; nothing was written`,
+          `cannot delete ${path.join("/")}: nothing is there (pass { missing: "ignore" } to ` +
+            "allow that); nothing was written",
           { details: { path: path.join("/") } },
         );
       }
-      changes.push([name, null]);
+    } else if (edit.kind === "copy" && edit.edits.size === 0) {
+      // By reference: the entry as its source root has it, under its new name.
+      changes.push([name, { ...edit.item, name }]);
     } else {
-      if (existing?.kind === "file") conflict(path, "a file is there; delete it first");
+      // Changes inside a directory: as it is here, or as a copy placed it.
+      const base = edit.kind === "copy" ? edit.item : existing;
+      if (base?.kind === "file") conflict(path, "a file is there; delete it first");
       const below =
-        existing === undefined
-          ? null
-          : (existing.node ?? loader.known(existing.target) ?? (yield existing.target));
-      const after = yield* planWork(loader, hash, below, edit.edits, path);
+        base === undefined ? null : (base.node ?? loader.known(base.target) ?? (yield base.target));
+      const after = yield* planWork(loader, hash, below, edit.edits, path, missing);
       if (after !== null) {
         changes.push([name, directoryItem(name, after, hash)]);
       } else if (existing !== undefined) {

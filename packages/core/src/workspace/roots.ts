@@ -56,3 +56,17 @@ export async function heldRoot(
   const node = (await executor.execute(HELD, [id])).rows[0]?.root_node;
   return node instanceof Uint8Array ? node : undefined;
 }
+
+/** The root an event records, with its node when the event holds it. */
+const EVENT_ROOT = "SELECT root_id, root_node FROM journal WHERE sequence = ?";
+
+/** The root event `sequence` records, or undefined when the journal has no such event (never written, or pruned). */
+export async function eventRoot(
+  executor: Executor,
+  sequence: number,
+): Promise<RootRef | undefined> {
+  const row = (await executor.execute(EVENT_ROOT, [sequence])).rows[0];
+  if (row === undefined) return undefined;
+  const node = row.root_node;
+  return { id: row.root_id as Uint8Array, node: node instanceof Uint8Array ? node : undefined };
+}

@@ -8,6 +8,7 @@ import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import { fromHex, toHex } from "../port/hash.js";
 import type { JsonObject } from "../port/json.js";
 import { keysetRows } from "../port/keyset.js";
+import { checkNames } from "../port/options.js";
 import type { WriteScope } from "../transaction/scope.js";
 import { type Content, readFile, storeFile, streamFile } from "./files.js";
 import { collectGarbage, type GarbageReport, pruneJournal } from "./gc.js";
@@ -21,9 +22,18 @@ import {
   type WorkspaceContext,
 } from "./objects.js";
 import { parseDirectory, parsePath } from "./paths.js";
-import { applyPlan, PLACEHOLDER, planEdits } from "./plan.js";
+import { applyPlan, type MissingRule, PLACEHOLDER, planEdits } from "./plan.js";
 import type { RootJournal } from "./publish.js";
 import { readHead } from "./roots.js";
+import {
+  type CopySource,
+  checkExpectations,
+  type PathExpectation,
+  planCopies,
+  planExpectations,
+  sourceEntry,
+  sourceRoot,
+} from "./sources.js";
 import { builtBelow, entries, lookup } from "./trees.js";
 
 export interface WorkspaceEntry {
@@ -52,8 +62,21 @@ export interface HistoryEntry {
   readonly rootId: string;
 }
 
-/** What building on a stale guess can fail with: its nodes gone, or paths that differ from the current root's. */
-const STALE_GUESS = new Set(["corrupt", "path_not_found", "path_conflict"]);
+/**
+ * What building on a stale guess can fail with: its nodes gone, or paths
+ * that differ from the current root's (a delete, a copy's source, an
+ * expectation).
+ */
+const STALE_GUESS = new Set([
+  "corrupt",
+  "path_not_found",
+  "path_conflict",
+  "copy_source_not_found",
+  "expectation_failed",
+]);
+
+/** A copy's entry standing in for the conflict check before its source is read. */
+const COPY_PLACEHOLDER: Item = { ...PLACEHOLDER, kind: "directory" };
 const HISTORY =
   "SELECT sequence, event_id, root_id FROM journal WHERE sequence > ? ORDER BY sequence LIMIT ?";
 const PINS = "SELECT name, root_id FROM workspace_pin ORDER BY name";
@@ -86,10 +109,30 @@ export class WorkspaceReader {
     else yield* streamFile(this.executor, file.target);
   }
 
-  async stat(path: string, options: AtRoot = {}): Promise<WorkspaceEntry> {
+  /**
+   * What is at a path: a file (size, digest) or a directory. Nothing there
+   * is `path_not_found`, or undefined with `{ missing: "undefined" }`.
+   */
+  stat(path: string, options?: AtRoot & { readonly missing?: "error" }): Promise<WorkspaceEntry>;
+  stat(
+    path: string,
+    options: AtRoot & { readonly missing: "undefined" },
+  ): Promise<WorkspaceEntry | undefined>;
+  async stat(
+    path: string,
+    options: AtRoot & { readonly missing?: "error" | "undefined" } = {},
+  ): Promise<WorkspaceEntry | undefined> {
+    checkNames(options, ["root", "missing"], "stat's options");
+    const { missing = "error" } = options;
+    if (missing !== "error" && missing !== "undefined") {
+      throw new RunledgerError("invalid_argument", 'stat\'s missing is "error" or "undefined"');
+    }
     const segments = parsePath(path);
     const found = await this.#resolve(segments, options);
-    if (found === undefined) throw notFound(path);
+    if (found === undefined) {
+      if (missing === "undefined") return undefined;
+      throw notFound(path);
+    }
     return describe(found, segments.join("/"));
   }
 
@@ -218,6 +261,18 @@ function describe(item: Item, path: string): WorkspaceEntry {
 export interface ApplyChanges {
   readonly put?: Readonly<Record<string, Content>>;
   readonly delete?: readonly string[];
+  /** Entries taken by reference from a root, by target path (sources.ts). */
+  readonly copy?: Readonly<Record<string, CopySource>>;
+}
+
+/** What `apply` takes beside its changes. */
+export interface ApplyOptions {
+  /** The journal record published with the new root; default a `workspace.apply` record naming the paths. */
+  readonly event?: JsonObject;
+  /** What must be at each path of the root the apply builds on; else nothing is written (`expectation_failed`). */
+  readonly expect?: Readonly<Record<string, PathExpectation>>;
+  /** A delete of a path that holds nothing: "error" (default, `path_not_found`) or "ignore". */
+  readonly missing?: MissingRule;
 }
 
 export interface ApplyResult {
@@ -250,22 +305,33 @@ export class WorkspaceWriter extends WorkspaceReader {
     this.#journal = journal;
   }
 
-  async apply(changes: ApplyChanges, options: { event?: JsonObject } = {}): Promise<ApplyResult> {
+  async apply(changes: ApplyChanges, options: ApplyOptions = {}): Promise<ApplyResult> {
+    checkNames(changes, ["put", "delete", "copy"], "apply's changes");
+    checkNames(options, ["event", "expect", "missing"], "apply's options");
+    const missing = options.missing ?? "error";
+    if (missing !== "error" && missing !== "ignore") {
+      throw new RunledgerError("invalid_argument", 'apply\'s missing is "error" or "ignore"');
+    }
     const puts = Object.entries(changes.put ?? {}).map(([path, content]) => ({
       segments: parsePath(path),
       content,
     }));
     const deletes = (changes.delete ?? []).map((path) => parsePath(path));
-    // Conflicts are found before anything is written.
+    const copies = planCopies(changes.copy);
+    const expectations = planExpectations(options.expect);
+    // Conflicts are found before anything is written (a copy counts as a
+    // directory here; one that turns out a file is checked again below).
     planEdits(
       puts.map(({ segments }) => [segments, PLACEHOLDER] as const),
       deletes,
+      copies.map(({ target }) => [target, COPY_PLACEHOLDER] as const),
     );
     const event = this.#journal.text(
       options.event ?? {
         kind: "workspace.apply",
         put: puts.map(({ segments }) => segments.join("/")),
         delete: deletes.map((segments) => segments.join("/")),
+        ...(copies.length === 0 ? {} : { copy: copies.map(({ target }) => target.join("/")) }),
       },
     );
     const { hash } = this.workspace;
@@ -282,14 +348,41 @@ export class WorkspaceWriter extends WorkspaceReader {
             : { name, kind: "file", target: digest, size, content: inline },
         ]);
       }
-      const plan = planEdits(stored, deletes);
+      // Without copies the plan does not depend on the root built on.
+      const plan = copies.length === 0 ? planEdits(stored, deletes) : undefined;
+      // The roots copies name by `at` are the same whatever the apply builds on.
+      const sourceTops = await Promise.all(
+        copies.map(({ at }) =>
+          at === undefined
+            ? undefined
+            : sourceRoot(tx, new NodeLoader(tx, this.workspace.nodes), at),
+        ),
+      );
       const journal = this.#journal.at(tx);
       /** The new top, built from `root` with the nodes `loader` has at hand. */
       const build = async (loader: NodeLoader, root: DirectoryNode): Promise<BuiltRoot> => {
         // Awaited only when the tree work had to read a node (see node-work.ts).
-        const planned = applyPlan(loader, hash, root, plan, []);
+        const checked = checkExpectations(loader, root, expectations);
+        if (checked instanceof Promise) await checked;
+        const planned = applyPlan(
+          loader,
+          hash,
+          root,
+          plan ?? (await copyPlan(loader, root)),
+          [],
+          missing,
+        );
         const top = (planned instanceof Promise ? await planned : planned)!;
         return { loader, top, rootNode: heldTop(loader, top) };
+      };
+      /** The plan with each copy's entry, read in its source root: `at`'s, or the one built on. */
+      const copyPlan = async (loader: NodeLoader, root: DirectoryNode) => {
+        const copied: [string[], Item][] = [];
+        for (const [i, { target, from }] of copies.entries()) {
+          const top = sourceTops[i] ?? root;
+          copied.push([target, await sourceEntry(loader, hash, top, from, target.at(-1)!)]);
+        }
+        return planEdits(stored, deletes, copied);
       };
       // From the lease's guess of the current root, when it has one and its
       // root is at hand (a root evicted, or undone by a rollback, is not read:
