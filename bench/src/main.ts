@@ -4,6 +4,7 @@
  */
 import { runSuite, type Suite } from "./harness.js";
 import { commitLogSuite } from "./suites/commit-log.js";
+import { engineSuite } from "./suites/engine.js";
 import { largeFileSuite } from "./suites/large-file.js";
 import { leaseSuite } from "./suites/lease.js";
 import { portSuite } from "./suites/port.js";
@@ -16,6 +17,7 @@ const SUITES: readonly Suite[] = [
   leaseSuite,
   runDatabaseSuite,
   stepsSuite,
+  engineSuite,
   largeFileSuite,
   commitLogSuite,
   remoteSuite,
