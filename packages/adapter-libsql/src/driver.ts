@@ -6,6 +6,7 @@ import { type Client, createClient } from "@libsql/client";
 import {
   canonicalFilePath,
   checkFileOpenable,
+  checkNames,
   type Driver,
   type DriverConnection,
   nodeCryptoHash,
@@ -60,6 +61,7 @@ const fileReads = { openSync, readSync, closeSync, statSync };
  * so both adapters agree on which database a location names.
  */
 export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
+  checkNames(options, ["authToken", "adminUrl", "adminAuthKey"], "libsqlDriver's options");
   return {
     name: "libsql",
     asyncContext,

@@ -4,6 +4,7 @@ import { closeSync, openSync, readSync, realpathSync, statSync } from "node:fs";
 import {
   canonicalFilePath,
   checkFileOpenable,
+  checkNames,
   type Driver,
   type DriverConnection,
   nodeCryptoHash,
@@ -48,6 +49,7 @@ const fileReads = { openSync, readSync, closeSync, statSync };
 
 /** The better-sqlite3 adapter: a local SQLite file per location. */
 export function nodeDriver(options: NodeDriverOptions = {}): Driver {
+  checkNames(options, ["statementCacheSize"], "nodeDriver's options");
   const cacheSize = options.statementCacheSize ?? 256;
   return {
     name: "better-sqlite3",

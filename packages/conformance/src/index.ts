@@ -31,6 +31,7 @@ import { describeRunLifecycle } from "./families/run-lifecycle.js";
 import { describeRunSchema } from "./families/run-schema.js";
 import { describeSessions } from "./families/sessions.js";
 import { describeSettings } from "./families/settings.js";
+import { describeStrictArguments } from "./families/strict-arguments.js";
 import { describeTransactions } from "./families/transactions.js";
 import { describeTwoLibraries } from "./families/two-libraries.js";
 import { describeValues } from "./families/values.js";
@@ -90,6 +91,7 @@ export function describeConformance(subject: ConformanceSubject): void {
     describeReadOnly(fixtures);
     describeFirstOpeners(fixtures);
     describeCloseFiles(fixtures);
+    describeStrictArguments(fixtures);
   });
 }
 

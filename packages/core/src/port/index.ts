@@ -68,6 +68,7 @@ export {
   utf8,
 } from "./hash.js";
 export { timeOrderedId } from "./ids.js";
+export { checkNames } from "./options.js";
 export {
   isWalHeader,
   planReadOnlyOpen,

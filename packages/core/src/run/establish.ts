@@ -3,10 +3,12 @@
  * before any lease of a run exists (recognize, create if asked, check the
  * singleton rows, then WAL).
  */
+
 import type { Establish } from "../connection/provider.js";
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { toJsonText } from "../port/json.js";
+import { checkNames } from "../port/options.js";
 import type { Row } from "../port/values.js";
 import { createSchema } from "../schema/create.js";
 import { asDamage, describeFresh, recognize } from "../schema/recognize.js";
@@ -58,6 +60,7 @@ export function establishRun(context: RunContext): Establish<RunCreate> {
 
 /** Refuses a malformed create request before any file is touched. */
 export function validateCreate(create: RunCreate): string | null {
+  checkNames(create, ["workflowId", "runId", "definition"], "create");
   const { workflowId, runId } = create;
   for (const [name, value] of [
     ["workflowId", workflowId],

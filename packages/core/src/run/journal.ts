@@ -218,6 +218,7 @@ export class JournalWriter extends JournalReader {
   append(record: JsonObject, options: { key?: string } = {}): Promise<AppendResult> {
     // Not async: a keyless append is one statement, and this is the hot path.
     try {
+      checkNames(options, ["key"], "append's options");
       const text = journalText(record);
       const key = options.key;
       if (key === undefined) return this.#insert(text, null);

@@ -2,9 +2,11 @@
  * The run row: the run's identity, status and stop reason, read and
  * changed under the lifecycle's rules (./lifecycle.ts).
  */
+
 import type { Executor } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import type { JsonObject, JsonValue } from "../port/json.js";
+import { checkNames } from "../port/options.js";
 import type { Row } from "../port/values.js";
 import type { WriteScope } from "../transaction/scope.js";
 import { type JournalWriter, journalText } from "./journal.js";
@@ -90,6 +92,7 @@ export class RunRecordWriter extends RunRecordReader {
    * terminal one never (`run_finished`, `run_not_running`; nothing written).
    */
   async stop(options: { status: StopStatus; reason?: StopReason }): Promise<RunInfo> {
+    checkNames(options, ["status", "reason"], "stop's options");
     const { status, reason } = options;
     if (!STOP_STATUSES.has(status)) {
       throw new RunledgerError(
@@ -129,6 +132,7 @@ export class RunRecordWriter extends RunRecordReader {
    * (`run_not_stopped`), a terminal one too (`run_finished`).
    */
   async resume(options: { event?: JsonObject } = {}): Promise<AppendResult> {
+    checkNames(options, ["event"], "resume's options");
     const from = await this.status();
     const refused = lifecycleRefusal(from, "resume");
     if (refused !== undefined) throw refused;

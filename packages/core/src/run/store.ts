@@ -2,6 +2,7 @@
  * The run API's entry: RunStore opens runs (creating, read-only, forking)
  * and RunLease runs transactions and snapshots on one.
  */
+
 import type { Lease } from "../connection/lease.js";
 import { openExisting } from "../connection/open-existing.js";
 import type { ConnectionProviderOptions } from "../connection/provider.js";
@@ -9,6 +10,7 @@ import { ProviderStore } from "../connection/store-base.js";
 import { injectedContext } from "../port/context.js";
 import { RunledgerError } from "../port/errors.js";
 import { portableHash } from "../port/hash.js";
+import { checkNames } from "../port/options.js";
 import { NodeCache } from "../workspace/objects.js";
 import { establishRun, identityMismatch, validateCreate } from "./establish.js";
 import { type ForkPoint, type ForkResult, forkInto } from "./fork.js";
@@ -36,6 +38,16 @@ export interface RunOpenOptions {
   readonly readOnly?: boolean;
 }
 
+/** Every name RunStore's options may carry. */
+const STORE_OPTIONS = [
+  "driver",
+  "busyTimeoutMs",
+  "durability",
+  "idleRetentionMs",
+  "clock",
+  "newId",
+];
+
 /**
  * The provider of run databases: one authoritative entry per canonical
  * location, each a version-1 run database recognized (or created) before the
@@ -45,6 +57,7 @@ export class RunStore extends ProviderStore<RunCreate> {
   readonly #context: RunContext;
 
   constructor(options: RunStoreOptions) {
+    checkNames(options, STORE_OPTIONS, "RunStore's options");
     const context: RunContext = {
       ...injectedContext(options),
       workspace: { nodes: new NodeCache(), hash: options.driver.hash ?? portableHash },
@@ -54,6 +67,7 @@ export class RunStore extends ProviderStore<RunCreate> {
   }
 
   async open(location: string, options: RunOpenOptions = {}): Promise<RunLease> {
+    checkNames(options, ["create", "readOnly"], "open's options");
     const { create } = options;
     if (create !== undefined) validateCreate(create);
     const lease = new RunLease(
@@ -80,6 +94,7 @@ export class RunStore extends ProviderStore<RunCreate> {
     target: string,
     options: { create: RunCreate; at?: ForkPoint },
   ): Promise<ForkResult & { lease: RunLease }> {
+    checkNames(options, ["create", "at"], "fork's options");
     const [from, to] = await Promise.all([
       this.provider.driver.canonicalize(source),
       this.provider.driver.canonicalize(target),
@@ -154,6 +169,11 @@ export class RunLease {
 
   /** The deep, O(data) check: integrity, gap-free journal, every object re-hashed, every reference. */
   verify(options: { progress?: VerifyProgress } = {}): Promise<VerifyReport> {
+    try {
+      checkNames(options, ["progress"], "verify's options");
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return this.#lease.read((scope) =>
       verifyRun(scope, this.#context.workspace.hash, options.progress),
     );

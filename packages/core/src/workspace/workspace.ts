@@ -81,6 +81,9 @@ const HISTORY =
   "SELECT sequence, event_id, root_id FROM journal WHERE sequence > ? ORDER BY sequence LIMIT ?";
 const PINS = "SELECT name, root_id FROM workspace_pin ORDER BY name";
 
+/** The one option a read at a root takes. */
+const AT_ROOT = ["root"];
+
 /** Snapshot reads of the workspace at the current root or any other. */
 export class WorkspaceReader {
   protected readonly executor: Executor;
@@ -98,12 +101,14 @@ export class WorkspaceReader {
 
   /** A file's whole content. For large files use `stream`. */
   async read(path: string, options: AtRoot = {}): Promise<Uint8Array> {
+    checkNames(options, AT_ROOT, "read's options");
     const file = await this.#file(path, options);
     return file.content?.slice() ?? readFile(this.executor, file.target);
   }
 
   /** A file's content one piece at a time; consume it inside the callback. */
   async *stream(path: string, options: AtRoot = {}): AsyncGenerator<Uint8Array> {
+    checkNames(options, AT_ROOT, "stream's options");
     const file = await this.#file(path, options);
     if (file.content !== undefined) yield file.content.slice();
     else yield* streamFile(this.executor, file.target);
@@ -145,6 +150,7 @@ export class WorkspaceReader {
 
   /** The entries of a directory in name order, streamed a node at a time. */
   async *entries(directory?: string, options: AtRoot = {}): AsyncGenerator<WorkspaceEntry> {
+    checkNames(options, AT_ROOT, "list's options");
     const segments = parseDirectory(directory);
     const found = await this.#resolve(segments, options);
     if (found === undefined) throw notFound(directory ?? "");
@@ -160,6 +166,7 @@ export class WorkspaceReader {
 
   /** Every file below a directory, depth first in name order. */
   async *walk(directory?: string, options: AtRoot = {}): AsyncGenerator<WorkspaceFile> {
+    checkNames(options, AT_ROOT, "walk's options");
     const segments = parseDirectory(directory);
     const start = await this.#resolve(segments, options);
     if (start === undefined) throw notFound(directory ?? "");
@@ -438,6 +445,7 @@ export class WorkspaceWriter extends WorkspaceReader {
 
   /** Keeps a root (default: the current one) from garbage collection under a name. */
   async pin(name: string, options: AtRoot = {}): Promise<void> {
+    checkNames(options, AT_ROOT, "pin's options");
     if (typeof name !== "string" || name.length < 1 || name.length > 256) {
       throw new RunledgerError("invalid_argument", "a pin name is a string of 1 to 256 characters");
     }
@@ -458,7 +466,8 @@ ON CONFLICT (name) DO UPDATE SET root_id = excluded.root_id`,
   }
 
   /** Drops journal events before `before`; run `collectGarbage` afterwards to free what they retained. */
-  prune(options: { before: number }): Promise<number> {
+  async prune(options: { before: number }): Promise<number> {
+    checkNames(options, ["before"], "prune's options");
     return pruneJournal(this.executor, options.before);
   }
 

@@ -1,0 +1,102 @@
+/**
+ * Strict arguments family (docs/api.md): every options object of the run API
+ * refuses a name it does not know with `invalid_argument` naming it, before
+ * anything is read or written — a typo is reported, never ignored. Each
+ * method is walked with one unknown option; the run's tables are compared
+ * before and after, and the run (or the location, for an open) is checked
+ * to be as it was.
+ */
+import { existsSync } from "node:fs";
+import { RunStore } from "@runledger/core";
+import { describe, expect, it } from "vitest";
+import { type Fixtures, failureOf } from "../fixtures.js";
+import { CREATE, openRun, runStore } from "./run-fixtures.js";
+import { dumpTables } from "./workspace-fixtures.js";
+
+/** A name no options object knows, as any options type (the compiler would refuse it otherwise). */
+const UNKNOWN = { oops: true } as never;
+/** The same name, to spread into an otherwise valid options object. */
+const EXTRA = { oops: true } as object;
+
+export function describeStrictArguments(fx: Fixtures): void {
+  describe("strict arguments", () => {
+    it("refuses an unknown option of every run method with invalid_argument naming it, nothing written", async () => {
+      const lease = await openRun(fx, fx.location());
+      const first = await lease.transact(async (tx) => {
+        await tx.workspace.apply({ put: { "a.txt": "a" } });
+        return tx.journal.append({ n: 1 }, { key: "k" });
+      });
+      const calls: [string, () => Promise<unknown>][] = [
+        ["append", () => lease.transact((tx) => tx.journal.append({ n: 2 }, UNKNOWN))],
+        ["journal.list", () => lease.read((r) => r.journal.list(UNKNOWN))],
+        ["journal.stream", () => lease.read((r) => r.journal.stream(UNKNOWN).next())],
+        ["apply's changes", () => lease.transact((tx) => tx.workspace.apply(UNKNOWN))],
+        [
+          "apply's options",
+          () => lease.transact((tx) => tx.workspace.apply({ put: { "b.txt": "b" } }, UNKNOWN)),
+        ],
+        ["read", () => lease.read((r) => r.workspace.read("a.txt", UNKNOWN))],
+        ["stream", () => lease.read((r) => r.workspace.stream("a.txt", UNKNOWN).next())],
+        ["stat", () => lease.read((r) => r.workspace.stat("a.txt", UNKNOWN))],
+        ["list", () => lease.read((r) => r.workspace.list("", UNKNOWN))],
+        ["entries", () => lease.read((r) => r.workspace.entries("", UNKNOWN).next())],
+        ["walk", () => lease.read((r) => r.workspace.walk("", UNKNOWN).next())],
+        ["pin", () => lease.transact((tx) => tx.workspace.pin("p", UNKNOWN))],
+        ["prune", () => lease.transact((tx) => tx.workspace.prune({ before: 2, ...EXTRA }))],
+        [
+          "stop",
+          () =>
+            lease.transact((tx) =>
+              tx.run.stop({ status: "completed", reason: { event: first.sequence }, ...EXTRA }),
+            ),
+        ],
+        ["verify", () => lease.verify(UNKNOWN)],
+      ];
+      const before = await dumpTables(lease);
+      for (const [method, call] of calls) {
+        const error = await failureOf(call);
+        expect(error.code, method).toBe("invalid_argument");
+        expect(error.message, method).toContain('"oops"');
+        expect(error.details, method).toMatchObject({ name: "oops" });
+      }
+      expect(await dumpTables(lease)).toStrictEqual(before);
+      expect((await lease.read((r) => r.run.get())).status).toBe("running");
+    });
+
+    it("refuses an unknown option of resume, nothing written", async () => {
+      const lease = await openRun(fx, fx.location());
+      await lease.transact((tx) => tx.run.stop({ status: "suspended" }));
+      const before = await dumpTables(lease);
+      const error = await failureOf(() => lease.transact((tx) => tx.run.resume(UNKNOWN)));
+      expect(error.code).toBe("invalid_argument");
+      expect(error.message).toContain('"oops"');
+      expect(await dumpTables(lease)).toStrictEqual(before);
+    });
+
+    it("refuses unknown names in RunStore's options, open's options, create and fork's options, creating nothing", async () => {
+      const file = fx.subject.capabilities?.files === true;
+      const location = fx.location();
+      const construct = await failureOf(
+        async () => new RunStore({ driver: fx.driver(), ...EXTRA }),
+      );
+      expect(construct.code).toBe("invalid_argument");
+      // A store option the caller might expect (a catalog) is not silently ignored either.
+      const catalog = await failureOf(
+        async () => new RunStore({ driver: fx.driver(), catalog: "runs.db" } as never),
+      );
+      expect(catalog.message).toContain('"catalog"');
+      const store = runStore(fx);
+      for (const options of [{ create: CREATE, ...EXTRA }, { create: { ...CREATE, ...EXTRA } }]) {
+        const error = await failureOf(() => store.open(location, options));
+        expect(error.code).toBe("invalid_argument");
+        expect(error.message).toContain('"oops"');
+      }
+      if (file) expect(existsSync(location)).toBe(false);
+      const source = await openRun(fx, fx.location());
+      const fork = await failureOf(() =>
+        store.fork(source.location, fx.location(), { create: CREATE, ...EXTRA }),
+      );
+      expect(fork.code).toBe("invalid_argument");
+    });
+  });
+}
