@@ -28,6 +28,7 @@ import { configPartition } from "../changes/partitions.js";
 import type { CommitLog } from "../commitlog/log.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import { bindUnit } from "../routing/route.js";
+import type { RepositoryOptions } from "./builders.js";
 import type { Datastore } from "./datastore/datastore.js";
 import { DefinitionRepository } from "./definitions.js";
 import { DEFINITION_KEY } from "./layout.js";
@@ -42,8 +43,8 @@ export const DEFAULT_VAULT_CONFIG: VaultConfig = Object.freeze({
   settings: Object.freeze({ baseDir: "vault" }),
 });
 
-/** What initialising needs (`DatastoreOpenOptions.initialize`). */
-export interface DatastoreInitialize {
+/** What initialising needs (`DatastoreOpenOptions.initialize`); `builders` as for any repository. */
+export interface DatastoreInitialize extends RepositoryOptions {
   /** Format 3: the commit log the default vault config is committed to (required). Format 2: unused. */
   readonly log?: CommitLog;
 }
@@ -79,7 +80,7 @@ export async function initializeDatastore(
   options: DatastoreInitialize,
 ): Promise<void> {
   checkInitialize(datastore.format, options, datastore.location);
-  const vaults = new VaultConfigRepository(datastore, NO_SECRETS);
+  const vaults = new VaultConfigRepository(datastore, NO_SECRETS, options);
   const log = options.log;
   if (datastore.format === 2 || log === undefined) {
     if ((await vaults.get(DEFAULT_VAULT_NAME)) === undefined) await createDefault(vaults);
