@@ -122,17 +122,22 @@ export function describeRoutingVault(fx: Fixtures): void {
       });
     }
 
-    it("initialising again (a re-open, another store) writes nothing: no commit, no staging, no signal, the documents unchanged", async () => {
+    it("initialising again (another handle, another store) writes nothing: no commit, no staging, no signal, the documents unchanged", async () => {
       const location = fx.location();
       const { log } = await newLog(fx);
-      const first = await datastoreStore(fx).open(location, {
+      const firstStore = datastoreStore(fx);
+      const first = await firstStore.open(location, {
         create: { format: 3 },
         initialize: { log },
       });
       const documents = await first.documents();
       const lastCommit = (await log.read((r) => r.info())).lastCommitId;
       expect(lastCommit).toBe(1);
-      for (const store of [datastoreStore(fx), datastoreStore(fx)]) {
+      // Another handle of the same store, then a store of its own once the first has
+      // closed (a backend without WAL shared memory lets one connection own the file).
+      const stores = [firstStore, datastoreStore(fx)];
+      for (const store of stores) {
+        if (store !== firstStore) await firstStore.close();
         const recorder = new RouteRecorder();
         const spy = spyOnBuilders();
         const again = await store.open(location, {
@@ -155,7 +160,8 @@ export function describeRoutingVault(fx: Fixtures): void {
       const location = fx.location();
       const recorder = new RouteRecorder();
       const spy = spyOnBuilders();
-      const datastore = await datastoreStore(fx).open(location, {
+      const store = datastoreStore(fx);
+      const datastore = await store.open(location, {
         create: true,
         observer: recorder,
         initialize: { builders: spy.builders },
@@ -186,6 +192,7 @@ export function describeRoutingVault(fx: Fixtures): void {
 
       // Initialising again reads the config once, and writes and signals nothing.
       const synced = await datastore.syncChanges();
+      await store.close();
       const again = new RouteRecorder();
       const reopened = await datastoreStore(fx).open(location, {
         observer: again,
