@@ -7,7 +7,9 @@
  * here directly; the conformance suite checks it through the repository.
  */
 import { describe, expect, it } from "vitest";
+import type { DatabaseAccess } from "../src/commitlog/context.js";
 import { isRunledgerError } from "../src/port/errors.js";
+import { Datastore } from "../src/repositories/datastore/datastore.js";
 import { relativeDirectory, storedVaultSettings } from "../src/repositories/vault-paths.js";
 
 const ROOT = "/srv/project";
@@ -104,6 +106,20 @@ describe("vault directories", () => {
         code = isRunledgerError(error) ? error.code : String(error);
       }
       expect(code, JSON.stringify(baseDir)).toBe("invalid_argument");
+    }
+  });
+
+  it("a datastore's root is the directory of its file; a datastore on a server has none", () => {
+    const rootOf = (location: string) => {
+      const unused = () => Promise.reject(new Error("not opened"));
+      const access: DatabaseAccess = { location, transact: unused, read: unused };
+      const opened = { format: 2 as const, marker: undefined };
+      return new Datastore(access, opened, {}, async () => {}).root;
+    };
+    expect(rootOf("/srv/project/data.db")).toBe("/srv/project");
+    expect(rootOf("/data.db")).toBe("/");
+    for (const url of ["libsql://db.example.com", "http://127.0.0.1:8080", "wss://x/y"]) {
+      expect(rootOf(url), url).toBeUndefined();
     }
   });
 });
