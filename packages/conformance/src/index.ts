@@ -26,6 +26,7 @@ import { describeRouting } from "./families/routing.js";
 import { describeRoutingGaps } from "./families/routing-gaps.js";
 import { describeRoutingGuards } from "./families/routing-guards.js";
 import { describeRoutingReconcile } from "./families/routing-reconcile.js";
+import { describeRoutingVault } from "./families/routing-vault.js";
 import { describeRunJournal } from "./families/run-journal.js";
 import { describeRunLifecycle } from "./families/run-lifecycle.js";
 import { describeRunSchema } from "./families/run-schema.js";
@@ -85,6 +86,7 @@ export function describeConformance(subject: ConformanceSubject): void {
     describeRoutingGuards(fixtures);
     describeRoutingGaps(fixtures);
     describeRoutingReconcile(fixtures);
+    describeRoutingVault(fixtures);
     describeDatastoreFiles(fixtures);
     describeRunLifecycle(fixtures);
     describePrefixListing(fixtures);

@@ -70,6 +70,11 @@ export {
   DefinitionRepository,
   EvaluatedDefinitionRepository,
 } from "./repositories/definitions.js";
+export {
+  type DatastoreInitialize,
+  DEFAULT_VAULT_CONFIG,
+  DEFAULT_VAULT_NAME,
+} from "./repositories/initialize.js";
 export { splitDocumentPath } from "./repositories/layout.js";
 export {
   type StoredVaultConfig,
@@ -77,6 +82,7 @@ export {
   VaultConfigRepository,
   type VaultProvider,
 } from "./repositories/vault-config.js";
+export { VAULT_DIRECTORY_SETTINGS } from "./repositories/vault-paths.js";
 export { WorkflowRunRepository } from "./repositories/workflow-runs.js";
 
 // The v2/v3 route every repository write takes.

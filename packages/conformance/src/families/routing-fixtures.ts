@@ -8,6 +8,8 @@
  * them too) and are re-exported here.
  */
 import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
 import {
   type CommitLog,
   type CommitResult,
@@ -37,6 +39,11 @@ import { logStore, modelContents, newModel } from "./commit-log-fixtures.js";
 import { RouteRecorder, runScenario } from "./routing-scenario.js";
 
 export { MemoryVault, RouteRecorder, runScenario, SECRET_VALUES } from "./routing-scenario.js";
+
+/** The route recording of the scenario on format 2, committed (the gate's golden file). */
+export const ROUTING_GOLDEN = fileURLToPath(
+  new URL("../golden/routing-v2.golden.json", import.meta.url),
+);
 
 /** Counts every builder call: the spy that proves builders never run on format 2. */
 export function spyOnBuilders(): { builders: Partial<ChangeBuilders>; calls: Map<string, number> } {
@@ -86,6 +93,8 @@ export interface ScenarioOptions {
   readonly vault?: VaultProvider;
   /** Options of the unit the scenario stages into (spillOps, say). */
   readonly unit?: UnitOptions;
+  /** Open the datastore with `initialize: { log }` (its default vault config committed first). */
+  readonly initialize?: boolean;
 }
 
 /** The scenario staged on a new format-3 datastore into a unit that is not committed yet. */
@@ -106,15 +115,16 @@ export async function stageScenarioOnV3(
 ): Promise<StagedScenario> {
   const recorder = new RouteRecorder();
   const location = fx.location();
+  const logLocation = fx.location();
+  const logs = logStore(fx);
+  const log = await logs.open(logLocation, { create: true });
   const store = datastoreStore(fx);
   const datastore = await store.open(location, {
     create: { format: 3 },
     observer: recorder,
     ...(options.namespace === undefined ? {} : { namespace: options.namespace }),
+    ...(options.initialize === true ? { initialize: { log } } : {}),
   });
-  const logLocation = fx.location();
-  const logs = logStore(fx);
-  const log = await logs.open(logLocation, { create: true });
   const unit = await log.begin(options.unit ?? {});
   const unbind = bindUnit(datastore.hook, unit);
   try {
@@ -161,9 +171,14 @@ export async function runScenarioOnV3(fx: Fixtures, options: ScenarioOptions = {
  * not the document's, a catalog intent that is not the last one staged for
  * the key, or a partition the unit refused. Empty when they are equal.
  */
-export async function differences(outcome: V3Outcome): Promise<string[]> {
+export async function differences(
+  outcome: Omit<V3Outcome, "result" | "locations"> & {
+    readonly result?: CommitResult;
+    readonly locations?: readonly string[];
+  },
+): Promise<string[]> {
   const found: string[] = [];
-  for (const refused of outcome.result.refused) {
+  for (const refused of outcome.result?.refused ?? []) {
     found.push(`refused ${refused.partition}: ${refused.reason}`);
   }
   const written = new Map<string, { bytes: Uint8Array; sha256: string }>();
@@ -241,6 +256,31 @@ export async function seedSnapshots(
       saved.flatMap(({ key, bytes }) => CHANGE_BUILDERS.snapshotSave(run, key, bytes, undefined)),
     );
   });
+}
+
+/**
+ * Scans every byte of each location's files (the database and whichever of
+ * its -wal, -shm, -journal exist) for each needle: `found` says which needle
+ * is in which file (empty, we expect); `bytes` holds each location's files
+ * concatenated, for the control that the scan read real content.
+ */
+export async function scanDatabaseFiles(
+  locations: readonly string[],
+  needles: readonly string[],
+): Promise<{ found: string[]; bytes: Map<string, Buffer> }> {
+  const found: string[] = [];
+  const bytes = new Map<string, Buffer>();
+  for (const location of locations) {
+    const files = databaseFiles(location);
+    const contents = await Promise.all(files.map((file) => readFile(file)));
+    files.forEach((file, i) => {
+      for (const needle of needles) {
+        if (contents[i]!.includes(Buffer.from(needle))) found.push(`${needle} in ${file}`);
+      }
+    });
+    bytes.set(location, Buffer.concat(contents));
+  }
+  return { found, bytes };
 }
 
 /** A database's files that exist now: the file, and its -wal, -shm and -journal. */

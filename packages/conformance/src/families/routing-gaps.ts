@@ -54,6 +54,7 @@ import {
   runRoutingPeer,
   runScenarioOnV3,
   SECRET_VALUES,
+  scanDatabaseFiles,
   seedSnapshots,
   stageScenarioOnV3,
 } from "./routing-fixtures.js";
@@ -339,14 +340,10 @@ export function describeRoutingGaps(fx: Fixtures): void {
         const namedBytes = Buffer.from(named!.bytes);
         await outcome.close();
 
-        const found: string[] = [];
+        const scan = await scanDatabaseFiles(outcome.locations, SECRET_VALUES);
+        const found = [...scan.found];
         for (const location of outcome.locations) {
-          const files = databaseFiles(location);
-          const contents = await Promise.all(files.map((file) => readFile(file)));
-          expect(Buffer.concat(contents).includes(namedBytes), `named in ${location}`).toBe(true);
-          files.forEach((file, i) => {
-            for (const secret of secretsIn(contents[i]!)) found.push(`${secret} in ${file}`);
-          });
+          expect(scan.bytes.get(location)!.includes(namedBytes), `named in ${location}`).toBe(true);
         }
         // Every chunk of the log, read back after the scan of its files.
         const raw = await fx.open(outcome.locations[1]!, { create: false });

@@ -1,5 +1,4 @@
 import { readFile, writeFile } from "node:fs/promises";
-import { fileURLToPath } from "node:url";
 import {
   type BuilderName,
   bindUnit,
@@ -18,6 +17,7 @@ import {
   datastoreStore,
   differences,
   MemoryVault,
+  ROUTING_GOLDEN,
   RouteRecorder,
   reducedBuilder,
   runScenario,
@@ -26,7 +26,7 @@ import {
   spyOnBuilders,
 } from "./routing-fixtures.js";
 
-const GOLDEN = fileURLToPath(new URL("../golden/routing-v2.golden.json", import.meta.url));
+const GOLDEN = ROUTING_GOLDEN;
 const UPDATE_GOLDEN = process.env.RUNLEDGER_UPDATE_GOLDEN === "1";
 
 export function describeRouting(fx: Fixtures): void {

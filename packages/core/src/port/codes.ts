@@ -101,6 +101,7 @@ export const ERROR_CODES = [
   "document_exists",
   "document_not_found",
   "reconcile_refused",
+  "vault_path_outside_root",
 ] as const;
 
 /** One of the stable codes a RunledgerError carries (docs/errors.md). */

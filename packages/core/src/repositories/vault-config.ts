@@ -8,11 +8,16 @@
  * document, typed change, commit or chunk carries a secret value.
  * Ordering keeps every document's secrets available: values are stored
  * before the document that names them, and removed only after it is gone.
+ *
+ * No absolute path either: a vault's directory settings are stored
+ * relative to the datastore's root (./vault-paths.ts), and one that leaves
+ * the root is refused before any secret is stored or anything is written.
  */
 import type { JsonObject } from "../port/json.js";
 import type { RepositoryOptions } from "./builders.js";
 import type { Datastore } from "./datastore/datastore.js";
 import { DefinitionRepository } from "./definitions.js";
+import { storedVaultSettings } from "./vault-paths.js";
 import { documentNotFound } from "./write-through.js";
 
 /** Where secret values live; the datastore never sees them. */
@@ -25,7 +30,7 @@ export interface VaultProvider {
 export interface VaultConfig {
   /** The vault's type, e.g. "local_encryption". */
   readonly type: string;
-  /** Settings that are not secret. */
+  /** Settings that are not secret; directories relative to the datastore's root, or absolute inside it. */
   readonly settings: JsonObject;
   /** Secret values by name: handed to the provider, never stored. */
   readonly secrets?: Readonly<Record<string, string>>;
@@ -34,27 +39,35 @@ export interface VaultConfig {
 /** A vault config as stored: the secrets by name only. */
 export interface StoredVaultConfig {
   readonly type: string;
+  /** As given, but every directory setting relative to the datastore's root. */
   readonly settings: JsonObject;
   readonly secrets: readonly string[];
 }
 
 export class VaultConfigRepository {
+  readonly #datastore: Datastore;
   readonly #definitions: DefinitionRepository;
   readonly #provider: VaultProvider;
 
   constructor(datastore: Datastore, provider: VaultProvider, options: RepositoryOptions = {}) {
+    this.#datastore = datastore;
     this.#definitions = new DefinitionRepository(datastore, "vault", options);
     this.#provider = provider;
   }
 
-  /** Creates the vault config, or edits it when it exists. */
+  /**
+   * Creates the vault config, or edits it when it exists. Its directory
+   * settings are stored relative to the datastore's root; one outside the
+   * root is `vault_path_outside_root`, refused before anything is stored.
+   */
   async save(name: string, config: VaultConfig): Promise<void> {
+    const settings = storedVaultSettings(name, config.type, config.settings, this.#datastore.root);
     const secrets = Object.entries(config.secrets ?? {}).sort(([a], [b]) => (a < b ? -1 : 1));
     for (const [secret, value] of secrets) await this.#provider.store(name, secret, value);
     const before = await this.get(name);
     const stored: StoredVaultConfig = {
       type: config.type,
-      settings: config.settings,
+      settings,
       secrets: secrets.map(([secret]) => secret),
     };
     const text = JSON.stringify(stored);

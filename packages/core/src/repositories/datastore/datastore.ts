@@ -36,6 +36,7 @@ import { landedContentMissing, reconciledKey } from "../../commitlog/reader.js";
 import type { DocumentReconciler, LandedVersion, ReconciledKey } from "../../commitlog/types.js";
 import type { Executor } from "../../port/driver.js";
 import { RunledgerError } from "../../port/errors.js";
+import { splitPosix } from "../../port/files.js";
 import { fromHex, sha256Hex, toHex } from "../../port/hash.js";
 import { prefixCondition } from "../../port/prefix-range.js";
 import type { ChangeHook, DatastoreFormat, PathChange, RouteObserver } from "../../routing/hook.js";
@@ -206,6 +207,16 @@ export class Datastore {
 
   get location(): string {
     return this.#access.location;
+  }
+
+  /**
+   * The datastore's root: the directory its file is in, which a vault's
+   * directories are stored relative to (docs/routing.md). Undefined for a
+   * datastore on a server, whose location is a URL: it has no local root.
+   */
+  get root(): string | undefined {
+    const location = this.#access.location;
+    return location.startsWith("/") ? splitPosix(location).directory : undefined;
   }
 
   get format(): DatastoreFormat {

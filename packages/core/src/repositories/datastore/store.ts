@@ -11,6 +11,7 @@ import { ProviderStore } from "../../connection/store-base.js";
 import { type InjectedContext, injectedContext } from "../../port/context.js";
 import { RunledgerError } from "../../port/errors.js";
 import type { DatastoreFormat } from "../../routing/hook.js";
+import { checkInitialize, type DatastoreInitialize, initializeDatastore } from "../initialize.js";
 import { Datastore, type DatastoreOptions } from "./datastore.js";
 import { type DatastoreCreate, establishDatastore } from "./establish.js";
 
@@ -23,6 +24,12 @@ export interface DatastoreStoreOptions
 export interface DatastoreOpenOptions extends DatastoreOptions {
   /** Create the datastore when the location holds none: `true` is format 2; `{ format: 3 }` opts in at creation. */
   readonly create?: boolean | { readonly format: DatastoreFormat };
+  /**
+   * Initialise the datastore: write its default vault config unless it has
+   * one (docs/routing.md). `true` on format 2; format 3 commits it to a
+   * commit log and needs `{ log }`.
+   */
+  readonly initialize?: boolean | DatastoreInitialize;
 }
 
 const NAMESPACE = /^[A-Za-z0-9._-]{1,128}$/;
@@ -52,6 +59,14 @@ export class DatastoreStore extends ProviderStore<DatastoreCreate> {
             id: this.#context.newId(),
             now: this.#context.clock(),
           };
+    const initialize =
+      options.initialize === undefined || options.initialize === false
+        ? undefined
+        : options.initialize === true
+          ? {}
+          : options.initialize;
+    // Asked to create a format-3 datastore: a missing log is refused before the file is made.
+    if (initialize !== undefined && create?.format === 3) checkInitialize(3, initialize, location);
     const lease = await openExisting(
       this.provider,
       location,
@@ -65,6 +80,7 @@ export class DatastoreStore extends ProviderStore<DatastoreCreate> {
       // Asked for format 3 of a datastore that already existed: opt in, which
       // is refused unless it is still new and empty.
       if (create?.format === 3 && opened.format !== 3) await datastore.optIntoFormat3();
+      if (initialize !== undefined) await initializeDatastore(datastore, initialize);
       return datastore;
     } catch (error) {
       await lease.release();
