@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import crypto from "node:crypto";
-import { closeSync, openSync, readSync, realpathSync, statSync } from "node:fs";
+import { closeSync, openSync, readSync, realpathSync, rmSync, statSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { type Client, createClient } from "@libsql/client";
 import {
@@ -15,12 +15,13 @@ import {
   RunledgerError,
   readOnlyFacts,
   readOnlyUri,
+  removeDatabaseFiles,
   syncProbe,
 } from "@runledger/core/port";
 import { LibsqlConnection } from "./connection.js";
 import { translate } from "./errors.js";
 import { type LibsqlLocation, parseLocation } from "./location.js";
-import { diagnoseClosedWebSocket, ensureNamespace } from "./namespaces.js";
+import { deleteNamespace, diagnoseClosedWebSocket, ensureNamespace } from "./namespaces.js";
 import { isWebSocketClosedEarly } from "./remote-errors.js";
 
 export interface LibsqlDriverOptions {
@@ -69,6 +70,25 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
     async canonicalize(location: string): Promise<string> {
       const parsed = parse(location);
       return parsed.kind === "file" ? canonicalFilePath(parsed.path, files) : parsed.url;
+    },
+    async remove(location: string): Promise<void> {
+      const parsed = parse(location);
+      if (parsed.kind === "file") {
+        removeDatabaseFiles(parsed.path, (file) => rmSync(file, { force: true }));
+      } else if (options.adminUrl !== undefined) {
+        await deleteNamespace(
+          {
+            adminUrl: options.adminUrl,
+            ...(options.adminAuthKey === undefined ? {} : { adminAuthKey: options.adminAuthKey }),
+          },
+          parsed.url,
+        );
+      } else {
+        throw new RunledgerError(
+          "remove_unsupported",
+          `cannot remove ${parsed.url}: deleting a database on a server needs its admin API; pass libsqlDriver({ adminUrl })`,
+        );
+      }
     },
     async open(location: string, open: OpenOptions): Promise<DriverConnection> {
       const parsed = parse(location);

@@ -33,28 +33,47 @@ export function namespaceOf(url: string): string {
 /** Creates the namespace `url` names, unless it exists. */
 export async function ensureNamespace(admin: NamespaceAdmin, url: string): Promise<void> {
   const name = namespaceOf(url);
-  const doing = `cannot create namespace ${JSON.stringify(name)} for ${url}`;
+  await askAdmin(admin, `${encodeURIComponent(name)}/create`, "POST", {
+    doing: `cannot create namespace ${JSON.stringify(name)} for ${url}`,
+    fine: (status, text) => status === 400 && /already exists/i.test(text),
+  });
+}
+
+/** Deletes the namespace `url` names, and with it the database. */
+export async function deleteNamespace(admin: NamespaceAdmin, url: string): Promise<void> {
+  const name = namespaceOf(url);
+  await askAdmin(admin, encodeURIComponent(name), "DELETE", {
+    doing: `cannot delete namespace ${JSON.stringify(name)} of ${url}`,
+    fine: () => false,
+  });
+}
+
+/** One request to the admin API; an answer that is not ok (nor `fine`) is the error it means. */
+async function askAdmin(
+  admin: NamespaceAdmin,
+  path: string,
+  method: "POST" | "DELETE",
+  what: { readonly doing: string; readonly fine: (status: number, text: string) => boolean },
+): Promise<void> {
+  const { doing } = what;
   let response: Response;
   try {
-    response = await fetch(
-      `${admin.adminUrl.replace(/\/+$/, "")}/v1/namespaces/${encodeURIComponent(name)}/create`,
-      {
-        method: "POST",
-        headers: {
-          "content-type": "application/json",
-          ...(admin.adminAuthKey === undefined
-            ? {}
-            : { authorization: `Bearer ${admin.adminAuthKey}` }),
-        },
-        body: "{}",
+    response = await fetch(`${admin.adminUrl.replace(/\/+$/, "")}/v1/namespaces/${path}`, {
+      method,
+      headers: {
+        "content-type": "application/json",
+        ...(admin.adminAuthKey === undefined
+          ? {}
+          : { authorization: `Bearer ${admin.adminAuthKey}` }),
       },
-    );
+      ...(method === "POST" ? { body: "{}" } : {}),
+    });
   } catch (error) {
     throw unreachable(`${doing} (admin API at ${admin.adminUrl})`, error);
   }
   if (response.ok) return;
   const text = await response.text();
-  if (response.status === 400 && /already exists/i.test(text)) return;
+  if (what.fine(response.status, text)) return;
   if (response.status === 401 || response.status === 403) {
     throw authRefused(doing, new Error(`admin API answered ${response.status}: ${text}`));
   }

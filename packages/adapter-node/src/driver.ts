@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import crypto from "node:crypto";
-import { closeSync, openSync, readSync, realpathSync, statSync } from "node:fs";
+import { closeSync, openSync, readSync, realpathSync, rmSync, statSync } from "node:fs";
 import {
   canonicalFilePath,
   checkFileOpenable,
@@ -13,6 +13,7 @@ import {
   RunledgerError,
   readOnlyFacts,
   readOnlyUri,
+  removeDatabaseFiles,
   syncProbe,
 } from "@runledger/core/port";
 import Database from "better-sqlite3";
@@ -56,6 +57,9 @@ export function nodeDriver(options: NodeDriverOptions = {}): Driver {
     asyncContext,
     hash,
     canonicalize: (location) => canonicalFilePath(location, files),
+    async remove(location: string): Promise<void> {
+      removeDatabaseFiles(location, (file) => rmSync(file, { force: true }));
+    },
     async open(location: string, open: OpenOptions): Promise<DriverConnection> {
       await checkFileOpenable(location, open.create && !open.readOnly, files);
       let db: Database.Database;

@@ -14,6 +14,7 @@ describeConformance({
     crashSafeLocks: true,
     extendedErrorCodes: true,
     closeRemovesSideFiles: true,
+    closeReleasesFile: true,
   },
   // Module specifiers are resolved from this package (its own name, then node_modules).
   root: import.meta.url,

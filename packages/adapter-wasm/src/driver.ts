@@ -6,13 +6,14 @@
  * repository's tests. It is private: not a supported backend.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { closeSync, openSync, readSync, realpathSync, statSync } from "node:fs";
+import { closeSync, openSync, readSync, realpathSync, rmSync, statSync } from "node:fs";
 import {
   canonicalFilePath,
   checkFileOpenable,
   type Driver,
   type DriverConnection,
   type OpenOptions,
+  removeDatabaseFiles,
   syncProbe,
 } from "@runledger/core/port";
 import wasm from "node-sqlite3-wasm";
@@ -66,6 +67,9 @@ export function wasmDriver(): Driver {
     name: "node-sqlite3-wasm",
     asyncContext,
     canonicalize: (location) => canonicalFilePath(location, files),
+    async remove(location: string): Promise<void> {
+      removeDatabaseFiles(location, (file) => rmSync(file, { force: true }));
+    },
     async open(location: string, open: OpenOptions): Promise<DriverConnection> {
       await checkFileOpenable(location, open.create && !open.readOnly, files);
       let db: wasm.Database;

@@ -19,6 +19,8 @@ describeConformance({
     // No shared-memory index: WAL only in EXCLUSIVE locking mode, one
     // connection owning the file until it closes.
     walSharedMemory: false,
+    // Its close closes the file: a removal may follow at once.
+    closeReleasesFile: true,
     // Its lock directory is invisible to the OS locks other SQLite libraries take...
     sharedLocks: false,
     // ...and outlives a killed process, holding every later opener busy.

@@ -43,6 +43,7 @@ export class FaultInjector {
       canonicalize: (location) => inner.canonicalize(location),
       open: async (location, options) =>
         new FaultyConnection(await inner.open(location, options), this),
+      ...(inner.remove === undefined ? {} : { remove: (location) => inner.remove!(location) }),
     };
   }
 

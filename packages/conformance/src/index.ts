@@ -29,6 +29,7 @@ import { describeRoutingReconcile } from "./families/routing-reconcile.js";
 import { describeRoutingVault } from "./families/routing-vault.js";
 import { describeRunJournal } from "./families/run-journal.js";
 import { describeRunLifecycle } from "./families/run-lifecycle.js";
+import { describeRunRemove } from "./families/run-remove.js";
 import { describeRunSchema } from "./families/run-schema.js";
 import { describeSessions } from "./families/sessions.js";
 import { describeSettings } from "./families/settings.js";
@@ -89,6 +90,7 @@ export function describeConformance(subject: ConformanceSubject): void {
     describeRoutingVault(fixtures);
     describeDatastoreFiles(fixtures);
     describeRunLifecycle(fixtures);
+    describeRunRemove(fixtures);
     describePrefixListing(fixtures);
     describeReadOnly(fixtures);
     describeFirstOpeners(fixtures);

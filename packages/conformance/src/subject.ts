@@ -102,6 +102,13 @@ export interface ConformanceCapabilities {
    * `-wal` and the `-shm` until then.
    */
   readonly closeRemovesSideFiles?: boolean;
+  /**
+   * When `close()` resolves, nothing of the driver keeps the file open, so
+   * the process is alone on it again (a removal, which must be alone on a
+   * file, can follow at once). Default false: adapter-libsql's closed client
+   * holds its native handles until the garbage collector frees them.
+   */
+  readonly closeReleasesFile?: boolean;
 }
 
 export type Capability = keyof ConformanceCapabilities;

@@ -10,7 +10,7 @@ import type {
   DriverConnection,
   Executor,
 } from "../port/driver.js";
-import { RunledgerError } from "../port/errors.js";
+import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import { retryWhileBusy } from "../transaction/busy.js";
 import { runWriteTransaction } from "../transaction/owner.js";
 import type { WriteScope } from "../transaction/scope.js";
@@ -76,6 +76,27 @@ export interface OpenRequest<Create> {
    * and writable opens of one location are two entries, two connections.
    */
   readonly readOnly?: boolean;
+}
+
+/** The refusal of a remove: something else has the database. */
+function inUse(location: string, why: string, cause?: unknown): RunledgerError {
+  return new RunledgerError(
+    "run_in_use",
+    `cannot remove ${location}: ${why}; release every lease of it (in every process) and try again — nothing was deleted`,
+    cause === undefined ? {} : { cause },
+  );
+}
+
+/** Runs `step`, reading a `busy` answer as another connection having the database open. */
+async function whileAlone(location: string, step: () => Promise<void>): Promise<void> {
+  try {
+    await step();
+  } catch (error) {
+    if (isRunledgerError(error, "busy") || isRunledgerError(error, "journal_mode_refused")) {
+      throw inUse(location, "another connection (another process) has it open", error);
+    }
+    throw error;
+  }
 }
 
 /** How long one statement waits inside SQLite before core's own retry takes over. */
@@ -183,6 +204,83 @@ export class ConnectionProvider<Create = unknown> {
       const started = this.#startOpening(canonical, key, request);
       return this.#lease(await started);
     }
+  }
+
+  /**
+   * Deletes the database at `location`, once `open` (this provider's own
+   * opening, so the file is recognized first: nothing that is not one of its
+   * databases is ever deleted) has handed out the only lease of it. Refused
+   * with `database_in_use`-style `run_in_use`, nothing deleted, while any
+   * other lease of this provider holds the location, or any other connection
+   * — another process's — has it open: switching the file out of WAL, which
+   * SQLite allows only to a connection alone on it, is the test, and also
+   * folds the log into the file and removes it. The driver then deletes the
+   * files while core holds the write lock (`Driver.remove`). A database on a
+   * server is deleted by the driver once this provider's connection to it is
+   * closed; whether another client still uses it is the server's to know.
+   */
+  async remove(location: string, open: () => Promise<Lease>): Promise<void> {
+    this.#checkOpen();
+    const remove = this.#driver.remove?.bind(this.#driver);
+    if (remove === undefined) {
+      throw new RunledgerError(
+        "remove_unsupported",
+        `cannot remove ${location}: the ${this.#driver.name} driver cannot delete a database; delete it with the tools of where it lives`,
+      );
+    }
+    const canonical = await this.#driver.canonicalize(location);
+    if (this.#holds(canonical)) throw inUse(canonical, "a lease of this store holds it");
+    let lease: Lease | undefined;
+    await whileAlone(canonical, async () => {
+      lease = await open();
+    });
+    const entry = this.#entries.get(entryKey(canonical, false));
+    try {
+      if (entry === undefined) throw inUse(canonical, "a lease of this store holds it");
+      await entry.queue.run(async () => {
+        if (entry.leases > 1 || this.#entries.has(entryKey(canonical, true))) {
+          throw inUse(canonical, "a lease of this store holds it");
+        }
+        const local = entry.connection.remote !== true;
+        if (local) {
+          let removed = false;
+          await whileAlone(canonical, async () => {
+            // Waited for like any lock: a connection on its way out (a closed
+            // client whose native handle is freed by a finalizer) lets go soon.
+            await retryWhileBusy(
+              () => entry.connection.configure({ journalMode: "delete" }),
+              this.busyTimeoutMs,
+              `cannot remove ${canonical}`,
+            );
+            await runWriteTransaction(
+              entry,
+              async () => {
+                await remove(canonical);
+                removed = true;
+              },
+              this.busyTimeoutMs,
+            );
+          }).catch((error: unknown) => {
+            // The files are gone: ending a transaction on them changes nothing.
+            if (!removed) throw error;
+          });
+        }
+        entry.state = "closed";
+        this.#entries.delete(entry.key);
+        await entry.connection.close();
+        // A server deletes a database its own way, with no connection of ours on it.
+        if (!local) await remove(canonical);
+      });
+    } finally {
+      await lease?.release();
+    }
+  }
+
+  /** Whether an entry of this location (writable or read-only) is open, opening or closing. */
+  #holds(canonical: string): boolean {
+    return [entryKey(canonical, false), entryKey(canonical, true)].some(
+      (key) => this.#entries.has(key) || this.#openings.has(key) || this.#closings.has(key),
+    );
   }
 
   /**

@@ -49,6 +49,8 @@ export const ERROR_CODES = [
   "callback_escaped",
   "write_in_read",
   "poisoned",
+  "run_in_use",
+  "remove_unsupported",
   // Recognizing a database.
   "not_found",
   "needs_recovery",

@@ -37,6 +37,14 @@ export interface Driver {
    * implementation, which gives the same digests about ten times slower.
    */
   readonly hash?: HashFunctions;
+  /**
+   * Deletes the database at a canonical location: a local file with its side
+   * files (`removeDatabaseFiles` keeps the order that never half-deletes
+   * one), a server's database by its admin API. Core calls it only while it
+   * holds the database's write lock and no other connection has it open.
+   * Without it, `store.remove` is refused (`remove_unsupported`).
+   */
+  remove?(location: string): Promise<void>;
 }
 
 /** The two methods of an async context store that core uses. */

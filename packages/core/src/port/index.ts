@@ -77,5 +77,6 @@ export {
   readOnlyUri,
 } from "./read-only.js";
 export { readOnlyFacts, type SyncFileReads } from "./read-only-facts.js";
+export { databaseFiles, removeDatabaseFiles } from "./remove-files.js";
 export { applySettings } from "./settings.js";
 export { isSqlValue, normalizeInteger, plainBytes, type Row, type SqlValue } from "./values.js";

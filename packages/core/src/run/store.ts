@@ -85,6 +85,20 @@ export class RunStore extends ProviderStore<RunCreate> {
   }
 
   /**
+   * Deletes the run at `location`: its file and side files (a local run) or
+   * its namespace (a libSQL server with `adminUrl`). Only a recognized run is
+   * deleted (another program's file is refused as on open), and only while
+   * nothing else holds it: `run_in_use` while a lease of this store, or any
+   * connection of another process, has it open; `not_found` when there is no
+   * run. A kill at any point leaves the run intact or gone, never half.
+   */
+  async remove(location: string): Promise<void> {
+    await this.provider.remove(location, () =>
+      openExisting(this.provider, location, {}, "run", "{ create: { workflowId, runId } }"),
+    );
+  }
+
+  /**
    * Creates a new run at `target` whose workspace starts from one root of the
    * run at `source` (its current root, a root id, or the root a journal
    * event recorded). Only the objects that root reaches are copied.
