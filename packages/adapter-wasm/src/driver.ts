@@ -6,7 +6,15 @@
  * repository's tests. It is private: not a supported backend.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { closeSync, openSync, readSync, realpathSync, statSync } from "node:fs";
+import {
+  accessSync,
+  closeSync,
+  constants,
+  openSync,
+  readSync,
+  realpathSync,
+  statSync,
+} from "node:fs";
 import {
   canonicalFilePath,
   checkFileOpenable,
@@ -25,6 +33,7 @@ const files = syncProbe({
   cwd: () => process.cwd(),
   realpath: (path) => realpathSync.native(path),
   isDirectory: (path) => statSync(path).isDirectory(),
+  checkWritable: (path) => accessSync(path, constants.W_OK),
 });
 
 /**
@@ -67,7 +76,7 @@ export function wasmDriver(): Driver {
     asyncContext,
     canonicalize: (location) => canonicalFilePath(location, files),
     async open(location: string, open: OpenOptions): Promise<DriverConnection> {
-      await checkFileOpenable(location, open.create && !open.readOnly, files);
+      await checkFileOpenable(location, open, files);
       let db: wasm.Database;
       try {
         db = new wasm.Database(location, {

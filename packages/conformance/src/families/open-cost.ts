@@ -14,6 +14,7 @@ import { describe, expect, it } from "vitest";
 import type { OpenProbeReport, OpenProbeRequest } from "../child/open-probe-protocol.js";
 import { FaultInjector } from "../faults.js";
 import { ChildProcess, type ChildScript, type Fixtures, subjectChild } from "../fixtures.js";
+import { unavailable } from "../requirements.js";
 import { CREATE, createdRun, pragma, runStore } from "./run-fixtures.js";
 
 /** The large run's events, written in TRANSACTIONS transactions. */
@@ -61,37 +62,37 @@ export function describeOpenCost(fx: Fixtures): void {
     }, 300_000);
 
     const bytes = `reads as many bytes from a run of ${EVENTS.toLocaleString("en")} events as from an empty one, within ${SLACK_PAGES} pages`;
-    const measured = fx.needs("files", "childProcesses", "local");
-    if (measured.met && !COUNTS_READS) {
-      it.skip(`${bytes} [skipped: needs /proc/self/io — the kernel's count of a process's reads, on Linux]`, () => {});
-    } else {
-      measured.it(
-        bytes,
-        async ({ annotate }) => {
-          const warmUp = await createdRun(fx);
-          const emptyLocation = await createdRun(fx);
-          const largeLocation = await largeRun();
-          const empty = await probeOpen(fx, { location: emptyLocation, warmUp });
-          const large = await probeOpen(fx, { location: largeLocation, warmUp });
-          expect([empty.outcome, large.outcome]).toEqual([{ ok: true }, { ok: true }]);
-          if (empty.reads === undefined || large.reads === undefined) {
-            return expect.fail("the open probe could not read /proc/self/io");
-          }
-          const pageSize = Number(await pragma(fx, largeLocation, "page_size"));
-          await annotate(
-            `an open read ${empty.reads.rchar} bytes in ${empty.reads.syscr} calls from an empty run, ` +
-              `${large.reads.rchar} bytes in ${large.reads.syscr} calls from one of ${EVENTS} events ` +
-              `(pages of ${pageSize} bytes)`,
-          );
-          expect(empty.reads.rchar).toBeGreaterThan(0);
-          expect(Math.abs(large.reads.rchar - empty.reads.rchar)).toBeLessThanOrEqual(
-            SLACK_PAGES * pageSize,
-          );
-          expect(Math.abs(large.reads.syscr - empty.reads.syscr)).toBeLessThanOrEqual(SLACK_PAGES);
-        },
-        300_000,
-      );
-    }
+    const measured = COUNTS_READS
+      ? fx
+          .needs("files", "childProcesses", "local")
+          .because("the bytes are counted for a local process reading its own file")
+      : unavailable("/proc/self/io", "the kernel's count of a process's reads, on Linux");
+    measured.it(
+      bytes,
+      async ({ annotate }) => {
+        const warmUp = await createdRun(fx);
+        const emptyLocation = await createdRun(fx);
+        const largeLocation = await largeRun();
+        const empty = await probeOpen(fx, { location: emptyLocation, warmUp });
+        const large = await probeOpen(fx, { location: largeLocation, warmUp });
+        expect([empty.outcome, large.outcome]).toEqual([{ ok: true }, { ok: true }]);
+        if (empty.reads === undefined || large.reads === undefined) {
+          return expect.fail("the open probe could not read /proc/self/io");
+        }
+        const pageSize = Number(await pragma(fx, largeLocation, "page_size"));
+        await annotate(
+          `an open read ${empty.reads.rchar} bytes in ${empty.reads.syscr} calls from an empty run, ` +
+            `${large.reads.rchar} bytes in ${large.reads.syscr} calls from one of ${EVENTS} events ` +
+            `(pages of ${pageSize} bytes)`,
+        );
+        expect(empty.reads.rchar).toBeGreaterThan(0);
+        expect(Math.abs(large.reads.rchar - empty.reads.rchar)).toBeLessThanOrEqual(
+          SLACK_PAGES * pageSize,
+        );
+        expect(Math.abs(large.reads.syscr - empty.reads.syscr)).toBeLessThanOrEqual(SLACK_PAGES);
+      },
+      300_000,
+    );
   });
 }
 
