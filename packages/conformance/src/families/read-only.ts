@@ -244,8 +244,9 @@ function describeUnwritable(fx: Fixtures, rollbackBase: () => Promise<string>): 
           `of a ${mode} run whose ${unwritable} it may not write is read_only, points to { readOnly: true } and leaves the run as found`,
           async () => {
             if (typeof user === "string") return expect.fail(user);
-            // A directory of its own that nobody may enter (the suite's are 0700),
-            // the database file alone copied into it (no side file of the writer's).
+            // A directory of its own, which the user nobody may enter (the suite's
+            // scratch directories are 0700), holding the database file alone (no
+            // side file of the writer's).
             const directory = await mkdtemp(join(tmpdir(), "runledger-unwritable-"));
             onTestFinished(async () => {
               await chmod(directory, 0o700);
