@@ -1,6 +1,15 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import crypto from "node:crypto";
-import { closeSync, openSync, readSync, realpathSync, rmSync, statSync } from "node:fs";
+import {
+  accessSync,
+  closeSync,
+  constants,
+  openSync,
+  readSync,
+  realpathSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import { pathToFileURL } from "node:url";
 import { type Client, createClient } from "@libsql/client";
 import {
@@ -50,6 +59,7 @@ const files = syncProbe({
   cwd: () => process.cwd(),
   realpath: (path) => realpathSync.native(path),
   isDirectory: (path) => statSync(path).isDirectory(),
+  checkWritable: (path) => accessSync(path, constants.W_OK),
 });
 
 /** The file reads a read-only open looks at the database with first (port/read-only-facts.ts). */
@@ -93,7 +103,7 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
     async open(location: string, open: OpenOptions): Promise<DriverConnection> {
       const parsed = parse(location);
       if (parsed.kind === "file") {
-        await checkFileOpenable(parsed.path, open.create && !open.readOnly, files);
+        await checkFileOpenable(parsed.path, open, files);
       } else if (open.create && !open.readOnly && options.adminUrl !== undefined) {
         await ensureNamespace(
           {

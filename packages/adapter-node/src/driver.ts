@@ -1,6 +1,15 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import crypto from "node:crypto";
-import { closeSync, openSync, readSync, realpathSync, rmSync, statSync } from "node:fs";
+import {
+  accessSync,
+  closeSync,
+  constants,
+  openSync,
+  readSync,
+  realpathSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import {
   canonicalFilePath,
   checkFileOpenable,
@@ -43,6 +52,7 @@ const files = syncProbe({
   cwd: () => process.cwd(),
   realpath: (path) => realpathSync.native(path),
   isDirectory: (path) => statSync(path).isDirectory(),
+  checkWritable: (path) => accessSync(path, constants.W_OK),
 });
 
 /** The file reads a read-only open looks at the database with first (port/read-only-facts.ts). */
@@ -61,7 +71,7 @@ export function nodeDriver(options: NodeDriverOptions = {}): Driver {
       removeDatabaseFiles(location, (file) => rmSync(file, { force: true }));
     },
     async open(location: string, open: OpenOptions): Promise<DriverConnection> {
-      await checkFileOpenable(location, open.create && !open.readOnly, files);
+      await checkFileOpenable(location, open, files);
       let db: Database.Database;
       const plan = open.readOnly
         ? planReadOnlyOpen(location, readOnlyFacts(location, fileReads))

@@ -6,7 +6,16 @@
  * repository's tests. It is private: not a supported backend.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import { closeSync, openSync, readSync, realpathSync, rmSync, statSync } from "node:fs";
+import {
+  accessSync,
+  closeSync,
+  constants,
+  openSync,
+  readSync,
+  realpathSync,
+  rmSync,
+  statSync,
+} from "node:fs";
 import {
   canonicalFilePath,
   checkFileOpenable,
@@ -26,6 +35,7 @@ const files = syncProbe({
   cwd: () => process.cwd(),
   realpath: (path) => realpathSync.native(path),
   isDirectory: (path) => statSync(path).isDirectory(),
+  checkWritable: (path) => accessSync(path, constants.W_OK),
 });
 
 /**
@@ -71,7 +81,7 @@ export function wasmDriver(): Driver {
       removeDatabaseFiles(location, (file) => rmSync(file, { force: true }));
     },
     async open(location: string, open: OpenOptions): Promise<DriverConnection> {
-      await checkFileOpenable(location, open.create && !open.readOnly, files);
+      await checkFileOpenable(location, open, files);
       let db: wasm.Database;
       try {
         db = new wasm.Database(location, {

@@ -322,10 +322,12 @@ export class ChildProcess<M extends { readonly state: string }, C extends string
   #diagnostics = "";
   #wake: () => void = () => {};
 
+  /** `as`: run the script as another user (only root may; a permission bit means nothing to root). */
   static start<R extends DriverSource, M extends { readonly state: string }, C extends string>(
     script: ChildScript<R, M, C>,
     driver: ConformanceChild,
     work: Omit<R, keyof DriverSource>,
+    as?: { readonly uid: number; readonly gid: number },
   ): ChildProcess<M, C> {
     const path = fileURLToPath(new URL(`./child/${script.file}.js`, import.meta.url));
     if (!existsSync(path)) {
@@ -336,6 +338,7 @@ export class ChildProcess<M extends { readonly state: string }, C extends string
     const request = { module: driver.module, exportName: driver.exportName, ...work };
     const child = spawn(process.execPath, [path, JSON.stringify(request)], {
       stdio: [script.commands === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+      ...(as === undefined ? {} : { uid: as.uid, gid: as.gid }),
     });
     return new ChildProcess(child, script.name, driver.module);
   }

@@ -19,6 +19,7 @@ import { describeErrors } from "./families/errors.js";
 import { describeFirstOpeners } from "./families/first-openers.js";
 import { describeIdentity } from "./families/identity.js";
 import { describeKilledWriter } from "./families/killed-writer.js";
+import { describeOpenCost } from "./families/open-cost.js";
 import { describePrefixListing } from "./families/prefix-listing.js";
 import { describeReadModel } from "./families/read-model.js";
 import { describeReadOnly } from "./families/read-only.js";
@@ -94,6 +95,7 @@ export function describeConformance(subject: ConformanceSubject): void {
     describePrefixListing(fixtures);
     describeReadOnly(fixtures);
     describeFirstOpeners(fixtures);
+    describeOpenCost(fixtures);
     describeCloseFiles(fixtures);
     describeStrictArguments(fixtures);
   });

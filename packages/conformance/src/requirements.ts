@@ -96,7 +96,17 @@ export function needs(subject: ConformanceSubject, ...needed: Need[]): Gated {
   );
 }
 
-function gate(missing: readonly Need[], why: string | undefined): Gated {
+/**
+ * `it` and `describe` for tests that need something no capability names — the
+ * machine or this process lacks it (a kernel counter, a user that permission
+ * bits bind) — registered as skipped, "[skipped: needs what — why]", and
+ * counted like the others.
+ */
+export function unavailable(what: string, why: string): Gated {
+  return gate([what], why);
+}
+
+function gate(missing: readonly string[], why: string | undefined): Gated {
   const because = (reason: string): Gated => {
     // The summary reads the reason up to the first "]".
     if (reason.includes("]")) throw new Error(`a skip reason may not contain "]": ${reason}`);

@@ -19,8 +19,11 @@ function fakeFileSystem(options: {
   files?: string[];
   directories?: string[];
   links?: Record<string, string>;
+  /** Entries this process may not write (every other one it may). */
+  readOnly?: string[];
 }): FileSystemProbe & { calls: string[] } {
   const files = new Set(options.files ?? []);
+  const readOnly = new Set(options.readOnly ?? []);
   const directories = new Set(["/", ...(options.directories ?? [])]);
   const links = options.links ?? {};
   const calls: string[] = [];
@@ -51,6 +54,11 @@ function fakeFileSystem(options: {
       const real = resolve(path);
       if (real === undefined) return undefined;
       return directories.has(real) ? "directory" : "file";
+    },
+    async writable(path) {
+      calls.push(`writable ${path}`);
+      const real = resolve(path);
+      return real !== undefined && !readOnly.has(real);
     },
   };
 }
@@ -121,13 +129,20 @@ describe("checkFileOpenable", () => {
   const fs = () =>
     fakeFileSystem({
       cwd: "/w",
-      directories: ["/w", "/w/dir"],
-      files: ["/w/there.db"],
+      directories: ["/w", "/w/dir", "/w/locked"],
+      files: ["/w/there.db", "/w/sealed.db", "/w/locked/inside.db"],
+      readOnly: ["/w/sealed.db", "/w/locked"],
     });
+  const writable = { create: false, readOnly: false };
+  const creating = { create: true, readOnly: false };
+  const readOnly = { create: false, readOnly: true };
 
-  async function refusal(location: string, create: boolean): Promise<RunledgerError> {
+  async function refusal(
+    location: string,
+    request: { create: boolean; readOnly: boolean },
+  ): Promise<RunledgerError> {
     try {
-      await checkFileOpenable(location, create, fs());
+      await checkFileOpenable(location, request, fs());
     } catch (error) {
       expect(error).toBeInstanceOf(RunledgerError);
       return error as RunledgerError;
@@ -136,7 +151,7 @@ describe("checkFileOpenable", () => {
   }
 
   it("refuses a file in a missing directory as cannot_open, with no cause", async () => {
-    const error = await refusal("nowhere/run.db", true);
+    const error = await refusal("nowhere/run.db", creating);
     expect(error.code).toBe("cannot_open");
     expect(error.sqliteCode).toBe("SQLITE_CANTOPEN");
     expect(error.cause).toBeUndefined();
@@ -144,25 +159,55 @@ describe("checkFileOpenable", () => {
   });
 
   it("refuses a directory as cannot_open", async () => {
-    expect((await refusal("dir", true)).code).toBe("cannot_open");
+    expect((await refusal("dir", creating)).code).toBe("cannot_open");
   });
 
-  it("refuses a missing file unless asked to create it", async () => {
-    expect((await refusal("new.db", false)).code).toBe("cannot_open");
-    await expect(checkFileOpenable("new.db", true, fs())).resolves.toBeUndefined();
+  it("refuses a missing file unless asked to create it, and a read-only open never creates", async () => {
+    expect((await refusal("new.db", writable)).details).toEqual({ missing: "file" });
+    expect((await refusal("new.db", { create: true, readOnly: true })).code).toBe("cannot_open");
+    await expect(checkFileOpenable("new.db", creating, fs())).resolves.toBeUndefined();
   });
 
   it("accepts an existing file whether or not creation is allowed", async () => {
-    await expect(checkFileOpenable("there.db", false, fs())).resolves.toBeUndefined();
-    await expect(checkFileOpenable("/w/there.db", true, fs())).resolves.toBeUndefined();
+    await expect(checkFileOpenable("there.db", writable, fs())).resolves.toBeUndefined();
+    await expect(checkFileOpenable("/w/there.db", creating, fs())).resolves.toBeUndefined();
   });
 
-  it("probes an existing file once, and its directory only when the file is missing", async () => {
-    const probe = fs();
-    await checkFileOpenable("there.db", false, probe);
-    expect(probe.calls).toEqual(["kind /w/there.db"]);
+  it("refuses a writable open of a file this process may not write as read_only, pointing to readOnly", async () => {
+    for (const request of [writable, creating]) {
+      const error = await refusal("sealed.db", request);
+      expect(error.code).toBe("read_only");
+      expect(error.sqliteCode).toBe("SQLITE_READONLY");
+      expect(error.details).toEqual({ notWritable: "file" });
+      expect(error.message).toContain("{ readOnly: true }");
+      expect(error.message).not.toMatch(/exist/);
+    }
+  });
+
+  it("refuses a writable open of a file in a directory this process may not write as read_only", async () => {
+    const error = await refusal("locked/inside.db", writable);
+    expect(error.code).toBe("read_only");
+    expect(error.sqliteCode).toBe("SQLITE_READONLY_DIRECTORY");
+    expect(error.sqlitePrimaryCode).toBe("SQLITE_READONLY");
+    expect(error.details).toEqual({ notWritable: "directory" });
+    expect(error.message).toContain("/w/locked");
+    expect(error.message).toContain("{ readOnly: true }");
+  });
+
+  it("accepts a read-only open of a file it may not write, or in a directory it may not write", async () => {
+    await expect(checkFileOpenable("sealed.db", readOnly, fs())).resolves.toBeUndefined();
+    await expect(checkFileOpenable("locked/inside.db", readOnly, fs())).resolves.toBeUndefined();
+  });
+
+  it("probes an existing file once for a read-only open, and its writability for a writable one", async () => {
+    const reading = fs();
+    await checkFileOpenable("there.db", readOnly, reading);
+    expect(reading.calls).toEqual(["kind /w/there.db"]);
+    const writing = fs();
+    await checkFileOpenable("there.db", writable, writing);
+    expect(writing.calls).toEqual(["kind /w/there.db", "writable /w/there.db", "writable /w"]);
     const missing = fs();
-    await checkFileOpenable("dir/new.db", true, missing);
+    await checkFileOpenable("dir/new.db", creating, missing);
     expect(missing.calls).toEqual(["kind /w/dir/new.db", "kind /w/dir"]);
   });
 });
@@ -179,6 +224,9 @@ describe("syncProbe", () => {
     cwd: () => "/work",
     realpath: (path) => (entries[path] === undefined ? missing() : path),
     isDirectory: (path) => (entries[path] ?? missing()) === "directory",
+    checkWritable: (path) => {
+      if (path !== "/data/a.db") throw new Error("EACCES");
+    },
   });
 
   it("reports files, directories and real paths from the synchronous calls", async () => {
@@ -186,10 +234,12 @@ describe("syncProbe", () => {
     expect(await probe.kind("/data")).toBe("directory");
     expect(await probe.kind("/data/a.db")).toBe("file");
     expect(await probe.realpath("/data/a.db")).toBe("/data/a.db");
+    expect(await probe.writable("/data/a.db")).toBe(true);
   });
 
   it("reads any failure of a call as nothing there", async () => {
     expect(await probe.kind("/nowhere")).toBeUndefined();
     expect(await probe.realpath("/nowhere")).toBeUndefined();
+    expect(await probe.writable("/data")).toBe(false);
   });
 });

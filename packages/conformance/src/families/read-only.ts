@@ -3,15 +3,21 @@
  * reads an existing run without writing anything — the file's bytes and the
  * files beside it are exactly as found afterwards, for a run in WAL mode and
  * for one in rollback-journal mode, in a read-only directory too — and every
- * write through its lease is refused with `read_only`. Also here: a SQLite
- * file with no tables is described as such, not as an empty file.
+ * write through its lease is refused with `read_only`. A plain open of a run
+ * whose file or directory this process may not write is `read_only` too,
+ * pointing to `{ readOnly: true }`, and leaves it as found. Also here: a
+ * SQLite file with no tables is described as such, not as an empty file.
  */
-import { chmod, copyFile, writeFile } from "node:fs/promises";
+import { spawnSync } from "node:child_process";
+import { chmod, copyFile, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type RunLease, RunStore } from "@runledger/core";
-import { expect, it } from "vitest";
+import { expect, it, onTestFinished } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
-import { CREATE, fingerprint, openRun, runStore, v1BaseFile } from "./run-fixtures.js";
+import { unavailable } from "../requirements.js";
+import { probeOpen } from "./open-cost.js";
+import { CREATE, createdRun, fingerprint, openRun, runStore, v1BaseFile } from "./run-fixtures.js";
 
 /** Everything a read command reads: the run row, the journal, a file, the schema, a deep verify. */
 async function readEverything(lease: RunLease) {
@@ -193,5 +199,87 @@ export function describeReadOnly(fx: Fixtures): void {
       const error = await failureOf(() => runStore(fx).open(location));
       expect(error.message).toMatch(/the file is empty/);
     });
+  });
+
+  describeUnwritable(fx, rollbackBase);
+}
+
+/** The user the open probe runs as when this process is root: nobody. */
+const NOBODY = { uid: 65534, gid: 65534 } as const;
+
+/**
+ * Who may prove what a permission bit refuses: this process's own user,
+ * unless it is root, which ignores permission bits — then a probe process
+ * started as nobody, where this root may start one. Undefined `as`: the
+ * probe runs as this process's user; a string: why it cannot be proven here.
+ */
+function unprivilegedUser(): { readonly as?: typeof NOBODY } | string {
+  if (process.getuid === undefined) return "this platform has no user ids";
+  if (process.getuid() !== 0) return {};
+  const started = spawnSync(process.execPath, ["-e", ""], { ...NOBODY, stdio: "ignore" });
+  if (started.error === undefined && started.status === 0) return { as: NOBODY };
+  return "this process is root, which ignores them, and may not start a process as nobody";
+}
+
+/**
+ * A plain open of a run this process may not write — the file mode 0444, or
+ * its directory mode 0555 — is refused as `read_only` before anything is
+ * touched, pointing to `{ readOnly: true }`, which then reads it. Run in the
+ * open probe, as nobody when this process is root.
+ */
+function describeUnwritable(fx: Fixtures, rollbackBase: () => Promise<string>): void {
+  const user = unprivilegedUser();
+  const gate =
+    typeof user === "string"
+      ? unavailable("a user bound by permission bits", user)
+      : fx.needs("files", "local", "childProcesses");
+  const makers = {
+    WAL: async () => createdRun(fx, {}, join(await fx.scratchDirectory(), "run.sqlite")),
+    "rollback-journal": rollbackBase,
+  } as const;
+  gate.describe("a plain open of a run it may not write", () => {
+    for (const mode of ["WAL", "rollback-journal"] as const) {
+      for (const unwritable of ["file", "directory"] as const) {
+        gate.it(
+          `of a ${mode} run whose ${unwritable} it may not write is read_only, points to { readOnly: true } and leaves the run as found`,
+          async () => {
+            if (typeof user === "string") return expect.fail(user);
+            // A directory of its own, which the user nobody may enter (the suite's
+            // scratch directories are 0700), holding the database file alone (no
+            // side file of the writer's).
+            const directory = await mkdtemp(join(tmpdir(), "runledger-unwritable-"));
+            onTestFinished(async () => {
+              await chmod(directory, 0o700);
+              await rm(directory, { recursive: true, force: true });
+            });
+            const location = join(directory, "run.sqlite");
+            await copyFile(await makers[mode](), location);
+            await chmod(location, unwritable === "file" ? 0o444 : 0o666);
+            await chmod(directory, unwritable === "directory" ? 0o555 : 0o777);
+            const before = await fingerprint(location);
+
+            const plain = await probeOpen(fx, { location }, user.as);
+            expect(plain.outcome).toMatchObject({
+              ok: false,
+              code: "read_only",
+              details: { notWritable: unwritable },
+            });
+            expect(plain.outcome.ok === false && plain.outcome.message).toContain(
+              "{ readOnly: true }",
+            );
+            expect(await fingerprint(location)).toEqual(before);
+
+            // The hint holds: a read-only open reads it. In a directory it may not
+            // write only where read-only opens need no lock file beside the run
+            // (adapter-wasm's VFS locks with a directory it creates there).
+            if (unwritable === "file" || fx.has("walSharedMemory")) {
+              const reading = await probeOpen(fx, { location, readOnly: true }, user.as);
+              expect(reading.outcome).toEqual({ ok: true });
+              expect(await fingerprint(location)).toEqual(before);
+            }
+          },
+        );
+      }
+    }
   });
 }

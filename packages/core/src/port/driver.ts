@@ -54,7 +54,11 @@ export interface AsyncContext {
 }
 
 export interface OpenOptions {
-  /** Create the database if it does not exist. When false a missing file is `cannot_open`. */
+  /**
+   * Create the database if it does not exist. When false a missing file is
+   * `cannot_open`. Unless `readOnly`, a file (or directory) this process may
+   * not write is `read_only` (port/files.ts `checkFileOpenable`).
+   */
   readonly create: boolean;
   /**
    * Refuse every write on this connection, and write nothing to open it: no

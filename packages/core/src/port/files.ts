@@ -1,6 +1,6 @@
 /**
  * Canonical identity for database files, shared by every file-backed adapter.
- * Core may not touch the file system itself, so the adapter hands in the two
+ * Core may not touch the file system itself, so the adapter hands in the few
  * operations this needs; the path logic (POSIX) lives here, once.
  */
 export interface FileSystemProbe {
@@ -10,9 +10,16 @@ export interface FileSystemProbe {
   realpath(path: string): Promise<string | undefined>;
   /** What is at a path: a file, a directory, or nothing. */
   kind(path: string): Promise<"file" | "directory" | undefined>;
+  /**
+   * Whether this process may write the entry at a path (a file's bytes, a
+   * directory's entries), as the operating system decides for its user:
+   * false when it may not, or when nothing is there.
+   */
+  writable(path: string): Promise<boolean>;
 }
 
-import { fromSqliteFailure } from "./errors.js";
+import type { OpenOptions } from "./driver.js";
+import { fromSqliteFailure, RunledgerError } from "./errors.js";
 
 /** The synchronous calls a runtime offers, from which `syncProbe` builds a probe. */
 export interface SyncFileSystem {
@@ -21,6 +28,8 @@ export interface SyncFileSystem {
   realpath(path: string): string;
   /** Throws when nothing is there. */
   isDirectory(path: string): boolean;
+  /** Throws when this process may not write the entry (node:fs: `accessSync(path, constants.W_OK)`). */
+  checkWritable(path: string): void;
 }
 
 /**
@@ -43,6 +52,14 @@ export function syncProbe(fs: SyncFileSystem): FileSystemProbe {
         return fs.isDirectory(path) ? "directory" : "file";
       } catch {
         return undefined;
+      }
+    },
+    writable: async (path) => {
+      try {
+        fs.checkWritable(path);
+        return true;
+      } catch {
+        return false;
       }
     },
   };
@@ -83,18 +100,23 @@ export async function canonicalFilePath(location: string, fs: FileSystemProbe): 
 
 /**
  * Refuses, before the driver is called, what SQLite would refuse less clearly:
- * a missing directory, or a missing file when the caller did not ask to create
- * one (some drivers create it regardless).
+ * a missing directory, a missing file when the caller did not ask to create
+ * one (some drivers create it regardless), and a writable open of a file
+ * this process may not write, or whose directory it may not write — SQLite
+ * would open such a file read-only without a word, or fail later with a
+ * message that says nothing of `readOnly`, or (adapter-wasm) not open it at all.
  */
 export async function checkFileOpenable(
   location: string,
-  create: boolean,
+  request: Pick<OpenOptions, "create" | "readOnly">,
   fs: FileSystemProbe,
 ): Promise<void> {
   const path = resolvePosix(fs.cwd(), location);
-  // The common case costs one probe: a file that is there needs nothing more.
   const found = await fs.kind(path);
-  if (found === "file") return;
+  if (found === "file") {
+    if (!request.readOnly) await checkWritable(location, path, fs);
+    return;
+  }
   if (found === "directory") {
     throw fromSqliteFailure(
       "SQLITE_CANTOPEN",
@@ -111,12 +133,38 @@ export async function checkFileOpenable(
       { missing: "directory" },
     );
   }
-  if (!create) {
+  if (!request.create || request.readOnly) {
     throw fromSqliteFailure(
       "SQLITE_CANTOPEN",
       `cannot open ${location}: the file does not exist`,
       undefined,
       { missing: "file" },
+    );
+  }
+}
+
+/**
+ * A writable open writes the file and creates files beside it: the `-wal`
+ * and `-shm` of WAL, the rollback journal until the switch to WAL. Both the
+ * file and its directory must be writable for this process, else the open is
+ * `read_only` before anything is touched, pointing to `{ readOnly: true }`.
+ */
+async function checkWritable(location: string, path: string, fs: FileSystemProbe): Promise<void> {
+  const hint = "open it with { readOnly: true } to read it, or make it writable to write it";
+  if (!(await fs.writable(path))) {
+    throw new RunledgerError(
+      "read_only",
+      `cannot open ${location} for writing: this process may not write the file; ${hint}`,
+      { sqliteCode: "SQLITE_READONLY", details: { notWritable: "file" } },
+    );
+  }
+  const { directory } = splitPosix(path);
+  if (!(await fs.writable(directory))) {
+    throw new RunledgerError(
+      "read_only",
+      `cannot open ${location} for writing: this process may not write its directory ` +
+        `${directory}, where SQLite keeps the file's journal (-wal, -shm); ${hint}`,
+      { sqliteCode: "SQLITE_READONLY_DIRECTORY", details: { notWritable: "directory" } },
     );
   }
 }
