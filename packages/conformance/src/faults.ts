@@ -133,6 +133,10 @@ class FaultyConnection extends FaultyStatements<DriverConnection> implements Dri
 }
 
 class FaultyTransaction extends FaultyStatements<DriverTransaction> implements DriverTransaction {
+  get active(): boolean {
+    return this.inner.active;
+  }
+
   async commit(): Promise<void> {
     this.faults.check("COMMIT");
     return this.inner.commit();

@@ -15,6 +15,7 @@ import { describeConnection } from "./families/connection.js";
 import { describeCrossAdapter } from "./families/cross-adapter.js";
 import { describeCrossProcess } from "./families/cross-process.js";
 import { describeDatastoreFiles } from "./families/datastore-files.js";
+import { describeEndedTransactions } from "./families/ended-transactions.js";
 import { describeErrors } from "./families/errors.js";
 import { describeFirstOpeners } from "./families/first-openers.js";
 import { describeIdentity } from "./families/identity.js";
@@ -31,6 +32,7 @@ import { describeRunLifecycle } from "./families/run-lifecycle.js";
 import { describeRunSchema } from "./families/run-schema.js";
 import { describeSessions } from "./families/sessions.js";
 import { describeSettings } from "./families/settings.js";
+import { describeStorageConstraints } from "./families/storage-constraints.js";
 import { describeTransactions } from "./families/transactions.js";
 import { describeTwoLibraries } from "./families/two-libraries.js";
 import { describeValues } from "./families/values.js";
@@ -90,6 +92,8 @@ export function describeConformance(subject: ConformanceSubject): void {
     describeReadOnly(fixtures);
     describeFirstOpeners(fixtures);
     describeCloseFiles(fixtures);
+    describeEndedTransactions(fixtures);
+    describeStorageConstraints(fixtures);
   });
 }
 
