@@ -11,7 +11,7 @@
  * does, gives the same. That a cleanup which truly fails on a live
  * transaction still poisons is the transactions family's ("poisoning").
  */
-import type { RunLease, RunledgerError } from "@runledger/core";
+import { type RunLease, RunledgerError } from "@runledger/core";
 import type { Lease } from "@runledger/core/engine";
 import type {
   BeginMode,
@@ -22,7 +22,7 @@ import type {
   SqlValue,
 } from "@runledger/core/port";
 import { expect, it } from "vitest";
-import { type Fixtures, failureOf, sameBytes } from "../fixtures.js";
+import { type Fixtures, failureOf, refusalOf, sameBytes } from "../fixtures.js";
 import { column, seededLocation, store } from "./contract-fixtures.js";
 import { noise } from "./run-fixtures.js";
 import { apply, dumpTables, newRun } from "./workspace-fixtures.js";
@@ -57,7 +57,9 @@ async function leaveRoom(lease: Lease, room: number): Promise<() => Promise<void
   };
 }
 
-function expectDiskFull(error: RunledgerError): void {
+function expectDiskFull(failure: unknown): void {
+  expect(failure).toBeInstanceOf(RunledgerError);
+  const error = failure as RunledgerError;
   expect(error.code, error.message).toBe("disk_full");
   expect(error.sqlitePrimaryCode).toBe("SQLITE_FULL");
   expect(error.message).toMatch(/free disk space/);
@@ -176,18 +178,18 @@ export function describeEndedTransactions(fx: Fixtures): void {
 
       it("a callback that catches disk_full cannot write on outside the transaction: every later call is refused with it, nothing lands", async () => {
         const { lease, freeSpace, before } = await nearlyFullRun(fx);
-        let failure: RunledgerError | undefined;
-        const later: RunledgerError[] = [];
-        const thrown = await failureOf(() =>
+        let failure: unknown;
+        const later: unknown[] = [];
+        const thrown = await refusalOf(() =>
           lease.transact(async (tx) => {
             await tx.journal.append({ step: "before the big file" });
-            failure = await failureOf(() => tx.workspace.apply({ put: { "big.bin": BIG } }));
-            later.push(await failureOf(() => tx.journal.append({ step: "after it" })));
-            later.push(await failureOf(() => tx.workspace.apply({ put: { "a.txt": "a" } })));
+            failure = await refusalOf(() => tx.workspace.apply({ put: { "big.bin": BIG } }));
+            later.push(await refusalOf(() => tx.journal.append({ step: "after it" })));
+            later.push(await refusalOf(() => tx.workspace.apply({ put: { "a.txt": "a" } })));
             return "carried on";
           }),
         );
-        expectDiskFull(failure!);
+        expectDiskFull(failure);
         expect(later).toStrictEqual([failure, failure]);
         expect(thrown).toBe(failure);
         expect(await dumpTables(lease)).toStrictEqual(before);
@@ -196,15 +198,15 @@ export function describeEndedTransactions(fx: Fixtures): void {
 
       it("a driver that learns of the end only when it sends the undo, as a server's client does, gives the same: disk_full, later calls refused, nothing lands", async () => {
         const { lease, freeSpace, before } = await nearlyFullRun(fx, learnsLate(fx.driver()));
-        let failure: RunledgerError | undefined;
-        let after: RunledgerError | undefined;
-        const thrown = await failureOf(() =>
+        let failure: unknown;
+        let after: unknown;
+        const thrown = await refusalOf(() =>
           lease.transact(async (tx) => {
-            failure = await failureOf(() => tx.workspace.apply({ put: { "big.bin": BIG } }));
-            after = await failureOf(() => tx.journal.append({ step: "after it" }));
+            failure = await refusalOf(() => tx.workspace.apply({ put: { "big.bin": BIG } }));
+            after = await refusalOf(() => tx.journal.append({ step: "after it" }));
           }),
         );
-        expectDiskFull(failure!);
+        expectDiskFull(failure);
         expect(after).toBe(failure);
         expect(thrown).toBe(failure);
         expect(await dumpTables(lease)).toStrictEqual(before);
@@ -216,19 +218,19 @@ export function describeEndedTransactions(fx: Fixtures): void {
         const lease = await store(fx).open(location);
         await lease.transact((tx) => tx.execute("INSERT INTO log (x) VALUES (1)"));
         const freeSpace = await leaveRoom(lease, ROOM);
-        let failure: RunledgerError | undefined;
-        let after: RunledgerError | undefined;
-        const thrown = await failureOf(() =>
+        let failure: unknown;
+        let after: unknown;
+        const thrown = await refusalOf(() =>
           lease.transact(async (tx) => {
             await tx.execute("INSERT INTO log (x) VALUES (2)");
-            failure = await failureOf(() =>
+            failure = await refusalOf(() =>
               tx.execute("INSERT INTO log (x) VALUES (?)", [new Uint8Array(BIG)]),
             );
-            after = await failureOf(() => tx.execute("INSERT INTO log (x) VALUES (3)"));
+            after = await refusalOf(() => tx.execute("INSERT INTO log (x) VALUES (3)"));
             return "carried on";
           }),
         );
-        expectDiskFull(failure!);
+        expectDiskFull(failure);
         expect(after).toBe(failure);
         expect(thrown).toBe(failure);
         expect(await column(lease, "log")).toStrictEqual([1]);

@@ -11,7 +11,7 @@
  */
 import { type RunLease, RunledgerError, type RunTransaction } from "@runledger/core";
 import { describe, expect, it } from "vitest";
-import { type Fixtures, failureOf } from "../fixtures.js";
+import { type Fixtures, failureOf, refusalOf } from "../fixtures.js";
 import { ValueRewriter } from "../rewrite.js";
 import { openRun } from "./run-fixtures.js";
 import { apply, dumpTables } from "./workspace-fixtures.js";
@@ -33,19 +33,20 @@ async function rewrittenRun(fx: Fixtures): Promise<{ lease: RunLease; rewriter: 
  * later call was refused with, and what the transaction itself threw.
  */
 async function carryOnAfter(lease: RunLease, failing: (tx: RunTransaction) => Promise<unknown>) {
-  let failure: RunledgerError | undefined;
-  const later: Record<string, RunledgerError> = {};
-  const thrown = await failureOf(() =>
+  let failure: unknown;
+  const later: Record<string, unknown> = {};
+  const thrown = await refusalOf(() =>
     lease.transact(async (tx) => {
       await tx.journal.append({ step: "inside, before the failure" });
-      failure = await failureOf(() => failing(tx));
-      later.append = await failureOf(() => tx.journal.append({ step: "after the failure" }));
-      later.apply = await failureOf(() => tx.workspace.apply({ put: { "after.txt": "never" } }));
-      later.stop = await failureOf(() => tx.run.stop({ status: "suspended" }));
+      failure = await refusalOf(() => failing(tx));
+      later.append = await refusalOf(() => tx.journal.append({ step: "after the failure" }));
+      later.apply = await refusalOf(() => tx.workspace.apply({ put: { "after.txt": "never" } }));
+      later.stop = await refusalOf(() => tx.run.stop({ status: "suspended" }));
       return "carried on";
     }),
   );
-  return { failure: failure!, later, thrown };
+  expect(failure).toBeInstanceOf(RunledgerError);
+  return { failure: failure as RunledgerError, later, thrown };
 }
 
 export function describeStorageConstraints(fx: Fixtures): void {
