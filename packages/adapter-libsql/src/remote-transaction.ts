@@ -64,6 +64,7 @@ export class RemoteTransaction implements DriverTransaction {
     this.#readOnly = readOnly;
   }
 
+  /** Whether the server still holds the transaction, as far as its answers have told (see above). */
   get active(): boolean {
     return !this.#finished && !this.#ended && !this.#transaction.closed;
   }

@@ -168,9 +168,10 @@ export class WriteScope extends Scope {
    * and this scope continues. If SQLite or the server has ended the whole
    * transaction meanwhile, nothing is left to undo: the error is rethrown
    * with its own code and the transaction is doomed. If the cleanup fails on
-   * a live transaction the entry is poisoned. A savepoint whose enclosing scope ended first (its callback
-   * was not awaited) was undone with that scope: it refuses further work and
-   * neither releases nor rolls back what no longer exists.
+   * a live transaction the entry is poisoned. A savepoint whose enclosing
+   * scope ended first (its callback was not awaited) was undone with that
+   * scope: it refuses further work and neither releases nor rolls back what
+   * no longer exists.
    */
   async savepoint<T>(fn: (tx: WriteScope) => Promise<T>): Promise<T> {
     this.checkUsable("open a savepoint");
