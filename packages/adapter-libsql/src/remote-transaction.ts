@@ -11,10 +11,12 @@
  *   refused (the client sends them only while a transaction is open), and
  *   the commit fails `transaction_timeout` — whole, never half. The same
  *   when the connection is lost, or when the server's SQLite rolled the
- *   transaction back itself (SQLITE_FULL): the client learns that only from
- *   a later statement, which it does not run outside the transaction
- *   (`transaction_closed`). Each of those answers marks the transaction
- *   ended (`active` false), so core keeps the failure's own code.
+ *   transaction back itself (SQLITE_FULL, an I/O error): the client learns
+ *   that only from the answer to a later statement — the undo of a
+ *   savepoint finds no such savepoint, or the client will not run a
+ *   statement outside the transaction (`transaction_closed`). Each of those
+ *   answers marks the transaction ended (`active` false), so core keeps the
+ *   failure's own code.
  */
 import type { ResultSet, Transaction } from "@libsql/client";
 import {
@@ -80,7 +82,7 @@ export class RemoteTransaction implements DriverTransaction {
     try {
       result = await this.#transaction.execute({ sql, args: toDriverParams(params) });
     } catch (error) {
-      throw this.#failure(error, "statement failed");
+      throw this.#failure(error, "statement failed", sql);
     }
     if (this.#readOnly && result.rowsAffected > 0) {
       throw readOnlyRefusal("write", `the statement changed ${result.rowsAffected} rows`);
@@ -94,7 +96,7 @@ export class RemoteTransaction implements DriverTransaction {
     try {
       await this.#transaction.executeMultiple(sql);
     } catch (error) {
-      throw this.#failure(error, "script failed");
+      throw this.#failure(error, "script failed", sql);
     }
   }
   async commit(): Promise<void> {
@@ -135,9 +137,9 @@ export class RemoteTransaction implements DriverTransaction {
   }
 
   /** A failure as the port's error, noting when it proves the transaction ended. */
-  #failure(error: unknown, doing: string): RunledgerError {
+  #failure(error: unknown, doing: string, sql: string): RunledgerError {
     const translated = translate(error, doing, true);
-    if (endsTransaction(translated, error)) this.#ended = true;
+    if (endsTransaction(translated, error) || undoFoundNothing(sql, error)) this.#ended = true;
     return translated;
   }
 
@@ -168,4 +170,15 @@ const ENDING_CODES: ReadonlySet<string> = new Set([
 
 function endsTransaction(translated: RunledgerError, error: unknown): boolean {
   return ENDING_CODES.has(translated.code) || transactionLost(error);
+}
+
+/**
+ * SQLite's answer to core's undo of a savepoint that went with the whole
+ * transaction: the server's SQLite rolled it back by itself (SQLITE_FULL, an
+ * I/O error). Core names its savepoints and undoes only open ones, so on a
+ * live transaction this answer does not come.
+ */
+function undoFoundNothing(sql: string, error: unknown): boolean {
+  const message = error instanceof Error ? error.message : String(error);
+  return /^(ROLLBACK TO|RELEASE) /.test(sql) && /no such savepoint/i.test(message);
 }

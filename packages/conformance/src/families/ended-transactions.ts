@@ -8,7 +8,9 @@
  * outside the transaction (every later call is refused with it); and the
  * same lease's next transaction succeeds once there is room again. A driver
  * that learns of the end only when it sends the undo, as a server's client
- * does, gives the same. That a cleanup which truly fails on a live
+ * does, gives the same; so does an I/O error after which the session was
+ * really rolled back (on a server too, whose client learns it from the
+ * server's answer to the undo). That a cleanup which truly fails on a live
  * transaction still poisons is the transactions family's ("poisoning").
  */
 import { type RunLease, RunledgerError } from "@runledger/core";
@@ -21,7 +23,8 @@ import type {
   QueryResult,
   SqlValue,
 } from "@runledger/core/port";
-import { expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { FaultInjector } from "../faults.js";
 import { type Fixtures, failureOf, refusalOf, sameBytes } from "../fixtures.js";
 import { column, seededLocation, store } from "./contract-fixtures.js";
 import { noise } from "./run-fixtures.js";
@@ -142,101 +145,131 @@ function learnsLate(inner: Driver): Driver {
 }
 
 export function describeEndedTransactions(fx: Fixtures): void {
-  fx.needs("local")
-    .because("a server refuses PRAGMA max_page_count = N, the full disk these tests stand in")
-    .describe("a transaction SQLite ends by itself (a full disk)", () => {
-      it("a large put that fills the disk mid-apply fails disk_full, not poisoned; nothing of the transaction lands, and the same lease applies it once there is room", async () => {
-        const { lease, freeSpace, before } = await nearlyFullRun(fx);
-        const error = await failureOf(() =>
-          lease.transact(async (tx) => {
-            await tx.journal.append({ step: "before the big file" });
-            await tx.workspace.apply({ put: { "big.bin": BIG, "small.txt": "small" } });
-          }),
-        );
-        expectDiskFull(error);
-        expect(await dumpTables(lease)).toStrictEqual(before);
-        await appliesOnceFreed(lease, freeSpace);
-      });
-
-      it("a file streamed in pieces that fills the disk mid-stream fails disk_full, not poisoned; nothing of the transaction lands, and the same lease applies it once there is room", async () => {
-        const { lease, freeSpace, before } = await nearlyFullRun(fx);
-        const pulled = { count: 0 };
-        const error = await failureOf(() =>
-          lease.transact(async (tx) => {
-            await tx.journal.append({ step: "before the stream" });
-            await tx.workspace.apply({ put: { "big.bin": streamed(pulled) } });
-          }),
-        );
-        expectDiskFull(error);
-        expect(pulled.count, "pieces were stored before the disk filled").toBeGreaterThan(
-          ROOM / PIECE,
-        );
-        expect(pulled.count, "the stream failed before its end").toBeLessThan(BIG.length / PIECE);
-        expect(await dumpTables(lease)).toStrictEqual(before);
-        await appliesOnceFreed(lease, freeSpace);
-      });
-
-      it("a callback that catches disk_full cannot write on outside the transaction: every later call is refused with it, nothing lands", async () => {
-        const { lease, freeSpace, before } = await nearlyFullRun(fx);
-        let failure: unknown;
-        const later: unknown[] = [];
-        const thrown = await refusalOf(() =>
-          lease.transact(async (tx) => {
-            await tx.journal.append({ step: "before the big file" });
-            failure = await refusalOf(() => tx.workspace.apply({ put: { "big.bin": BIG } }));
-            later.push(await refusalOf(() => tx.journal.append({ step: "after it" })));
-            later.push(await refusalOf(() => tx.workspace.apply({ put: { "a.txt": "a" } })));
-            return "carried on";
-          }),
-        );
-        expectDiskFull(failure);
-        expect(later).toStrictEqual([failure, failure]);
-        expect(thrown).toBe(failure);
-        expect(await dumpTables(lease)).toStrictEqual(before);
-        await appliesOnceFreed(lease, freeSpace);
-      });
-
-      it("a driver that learns of the end only when it sends the undo, as a server's client does, gives the same: disk_full, later calls refused, nothing lands", async () => {
-        const { lease, freeSpace, before } = await nearlyFullRun(fx, learnsLate(fx.driver()));
-        let failure: unknown;
-        let after: unknown;
-        const thrown = await refusalOf(() =>
-          lease.transact(async (tx) => {
-            failure = await refusalOf(() => tx.workspace.apply({ put: { "big.bin": BIG } }));
-            after = await refusalOf(() => tx.journal.append({ step: "after it" }));
-          }),
-        );
-        expectDiskFull(failure);
-        expect(after).toBe(failure);
-        expect(thrown).toBe(failure);
-        expect(await dumpTables(lease)).toStrictEqual(before);
-        await appliesOnceFreed(lease, freeSpace);
-      });
-
-      it("raw SQL that fills the disk outside any savepoint fails disk_full; a later statement in the callback is refused with it, and the lease goes on", async () => {
-        const location = await seededLocation(fx, "CREATE TABLE log (x BLOB NOT NULL)");
-        const lease = await store(fx).open(location);
-        await lease.transact((tx) => tx.execute("INSERT INTO log (x) VALUES (1)"));
-        const freeSpace = await leaveRoom(lease, ROOM);
-        let failure: unknown;
-        let after: unknown;
-        const thrown = await refusalOf(() =>
-          lease.transact(async (tx) => {
-            await tx.execute("INSERT INTO log (x) VALUES (2)");
-            failure = await refusalOf(() =>
-              tx.execute("INSERT INTO log (x) VALUES (?)", [new Uint8Array(BIG)]),
-            );
-            after = await refusalOf(() => tx.execute("INSERT INTO log (x) VALUES (3)"));
-            return "carried on";
-          }),
-        );
-        expectDiskFull(failure);
-        expect(after).toBe(failure);
-        expect(thrown).toBe(failure);
-        expect(await column(lease, "log")).toStrictEqual([1]);
-        await freeSpace();
-        await lease.transact((tx) => tx.execute("INSERT INTO log (x) VALUES (4)"));
-        expect(await column(lease, "log")).toStrictEqual([1, 4]);
-      });
+  describe("a transaction SQLite ends by itself", () => {
+    it("an I/O error after which SQLite rolled the transaction back keeps io_error, not poisoned; later calls are refused with it, nothing lands, and the same lease goes on", async () => {
+      const faults = new FaultInjector(fx.driver());
+      const { lease } = await newRun(fx, { driver: faults.driver });
+      await apply(lease, { put: { "kept.txt": "kept" } });
+      const before = await dumpTables(lease);
+      // The second event of the transaction is the apply's, inside its savepoint.
+      faults.arm({ match: /^INSERT INTO journal/, nth: 2, endsTransaction: true });
+      let failure: unknown;
+      let after: unknown;
+      const thrown = await refusalOf(() =>
+        lease.transact(async (tx) => {
+          await tx.journal.append({ step: "before the apply" });
+          failure = await refusalOf(() => tx.workspace.apply({ put: { "lost.txt": "lost" } }));
+          after = await refusalOf(() => tx.journal.append({ step: "after it" }));
+        }),
+      );
+      expect(faults.fired).toBe(1);
+      expect(failure).toBeInstanceOf(RunledgerError);
+      expect((failure as RunledgerError).code).toBe("io_error");
+      expect((failure as RunledgerError).details?.injected).toBe(true);
+      expect(after).toBe(failure);
+      expect(thrown).toBe(failure);
+      faults.disarm();
+      expect(await dumpTables(lease)).toStrictEqual(before);
+      await lease.transact((tx) => tx.workspace.apply({ put: { "later.txt": "later" } }));
+      expect(await lease.read((r) => r.workspace.list())).toHaveLength(2);
     });
+
+    fx.needs("local")
+      .because("a server refuses PRAGMA max_page_count = N, the full disk these tests stand in")
+      .describe("a full disk", () => {
+        it("a large put that fills the disk mid-apply fails disk_full, not poisoned; nothing of the transaction lands, and the same lease applies it once there is room", async () => {
+          const { lease, freeSpace, before } = await nearlyFullRun(fx);
+          const error = await failureOf(() =>
+            lease.transact(async (tx) => {
+              await tx.journal.append({ step: "before the big file" });
+              await tx.workspace.apply({ put: { "big.bin": BIG, "small.txt": "small" } });
+            }),
+          );
+          expectDiskFull(error);
+          expect(await dumpTables(lease)).toStrictEqual(before);
+          await appliesOnceFreed(lease, freeSpace);
+        });
+
+        it("a file streamed in pieces that fills the disk mid-stream fails disk_full, not poisoned; nothing of the transaction lands, and the same lease applies it once there is room", async () => {
+          const { lease, freeSpace, before } = await nearlyFullRun(fx);
+          const pulled = { count: 0 };
+          const error = await failureOf(() =>
+            lease.transact(async (tx) => {
+              await tx.journal.append({ step: "before the stream" });
+              await tx.workspace.apply({ put: { "big.bin": streamed(pulled) } });
+            }),
+          );
+          expectDiskFull(error);
+          expect(pulled.count, "pieces were stored before the disk filled").toBeGreaterThan(
+            ROOM / PIECE,
+          );
+          expect(pulled.count, "the stream failed before its end").toBeLessThan(BIG.length / PIECE);
+          expect(await dumpTables(lease)).toStrictEqual(before);
+          await appliesOnceFreed(lease, freeSpace);
+        });
+
+        it("a callback that catches disk_full cannot write on outside the transaction: every later call is refused with it, nothing lands", async () => {
+          const { lease, freeSpace, before } = await nearlyFullRun(fx);
+          let failure: unknown;
+          const later: unknown[] = [];
+          const thrown = await refusalOf(() =>
+            lease.transact(async (tx) => {
+              await tx.journal.append({ step: "before the big file" });
+              failure = await refusalOf(() => tx.workspace.apply({ put: { "big.bin": BIG } }));
+              later.push(await refusalOf(() => tx.journal.append({ step: "after it" })));
+              later.push(await refusalOf(() => tx.workspace.apply({ put: { "a.txt": "a" } })));
+              return "carried on";
+            }),
+          );
+          expectDiskFull(failure);
+          expect(later).toStrictEqual([failure, failure]);
+          expect(thrown).toBe(failure);
+          expect(await dumpTables(lease)).toStrictEqual(before);
+          await appliesOnceFreed(lease, freeSpace);
+        });
+
+        it("a driver that learns of the end only when it sends the undo, as a server's client does, gives the same: disk_full, later calls refused, nothing lands", async () => {
+          const { lease, freeSpace, before } = await nearlyFullRun(fx, learnsLate(fx.driver()));
+          let failure: unknown;
+          let after: unknown;
+          const thrown = await refusalOf(() =>
+            lease.transact(async (tx) => {
+              failure = await refusalOf(() => tx.workspace.apply({ put: { "big.bin": BIG } }));
+              after = await refusalOf(() => tx.journal.append({ step: "after it" }));
+            }),
+          );
+          expectDiskFull(failure);
+          expect(after).toBe(failure);
+          expect(thrown).toBe(failure);
+          expect(await dumpTables(lease)).toStrictEqual(before);
+          await appliesOnceFreed(lease, freeSpace);
+        });
+
+        it("raw SQL that fills the disk outside any savepoint fails disk_full; a later statement in the callback is refused with it, and the lease goes on", async () => {
+          const location = await seededLocation(fx, "CREATE TABLE log (x BLOB NOT NULL)");
+          const lease = await store(fx).open(location);
+          await lease.transact((tx) => tx.execute("INSERT INTO log (x) VALUES (1)"));
+          const freeSpace = await leaveRoom(lease, ROOM);
+          let failure: unknown;
+          let after: unknown;
+          const thrown = await refusalOf(() =>
+            lease.transact(async (tx) => {
+              await tx.execute("INSERT INTO log (x) VALUES (2)");
+              failure = await refusalOf(() =>
+                tx.execute("INSERT INTO log (x) VALUES (?)", [new Uint8Array(BIG)]),
+              );
+              after = await refusalOf(() => tx.execute("INSERT INTO log (x) VALUES (3)"));
+              return "carried on";
+            }),
+          );
+          expectDiskFull(failure);
+          expect(after).toBe(failure);
+          expect(thrown).toBe(failure);
+          expect(await column(lease, "log")).toStrictEqual([1]);
+          await freeSpace();
+          await lease.transact((tx) => tx.execute("INSERT INTO log (x) VALUES (4)"));
+          expect(await column(lease, "log")).toStrictEqual([1, 4]);
+        });
+      });
+  });
 }
