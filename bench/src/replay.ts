@@ -62,6 +62,9 @@ function recordConnection(inner: DriverConnection, calls: Recorded[]): DriverCon
       calls.push({ kind: "statement", sql: BEGIN[mode], params: [] });
       const transaction = await inner.begin(mode);
       return {
+        get active() {
+          return transaction.active;
+        },
         execute(sql, params = []) {
           calls.push({ kind: "statement", sql, params: [...params] });
           return transaction.execute(sql, params);

@@ -239,6 +239,11 @@ class LibsqlTransaction implements DriverTransaction {
     this.#renew = renew;
   }
 
+  /** The client's `closed` reads SQLite's own answer: true once SQLite rolled the transaction back itself. */
+  get active(): boolean {
+    return !this.#finished && !this.#transaction.closed;
+  }
+
   execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
     try {
       this.#checkOpen();

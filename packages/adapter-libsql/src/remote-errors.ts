@@ -107,7 +107,7 @@ export function translateRemote(error: unknown, doing: string): RunledgerError |
       "connection_lost",
       `${doing}: the server closed the connection (it restarted, or evicted this database: sqld keeps ` +
         "--max-active-namespaces databases open, default 100); nothing of an open transaction was committed. " +
-        "Open the location again and retry",
+        "Retry once the server is back: the same lease works again",
       { cause: error },
     );
   }

@@ -9,7 +9,14 @@
  *   away after 5 s while another writer waits, and an idle HTTP stream
  *   expires): every statement it ran is rolled back, later statements are
  *   refused (the client sends them only while a transaction is open), and
- *   the commit fails `transaction_timeout` — whole, never half.
+ *   the commit fails `transaction_timeout` — whole, never half. The same
+ *   when the connection is lost, or when the server's SQLite rolled the
+ *   transaction back itself (SQLITE_FULL, an I/O error): the client learns
+ *   that only from the answer to a later statement — the undo of a
+ *   savepoint finds no such savepoint, or the client will not run a
+ *   statement outside the transaction (`transaction_closed`). Each of those
+ *   answers marks the transaction ended (`active` false), so core keeps the
+ *   failure's own code.
  */
 import type { ResultSet, Transaction } from "@libsql/client";
 import {
@@ -51,10 +58,17 @@ export class RemoteTransaction implements DriverTransaction {
   /** On a read-only connection a statement that changed rows is refused (the server has no query_only). */
   readonly #readOnly: boolean;
   #finished = false;
+  /** A failure proved the server no longer holds this transaction. */
+  #ended = false;
 
   constructor(transaction: Transaction, readOnly: boolean) {
     this.#transaction = transaction;
     this.#readOnly = readOnly;
+  }
+
+  /** Whether the server still holds the transaction, as far as its answers have told (see above). */
+  get active(): boolean {
+    return !this.#finished && !this.#ended && !this.#transaction.closed;
   }
 
   /** The client's transaction, for the connection to end on close. */
@@ -68,7 +82,7 @@ export class RemoteTransaction implements DriverTransaction {
     try {
       result = await this.#transaction.execute({ sql, args: toDriverParams(params) });
     } catch (error) {
-      throw translate(error, "statement failed", true);
+      throw this.#failure(error, "statement failed", sql);
     }
     if (this.#readOnly && result.rowsAffected > 0) {
       throw readOnlyRefusal("write", `the statement changed ${result.rowsAffected} rows`);
@@ -82,7 +96,7 @@ export class RemoteTransaction implements DriverTransaction {
     try {
       await this.#transaction.executeMultiple(sql);
     } catch (error) {
-      throw translate(error, "script failed", true);
+      throw this.#failure(error, "script failed", sql);
     }
   }
   async commit(): Promise<void> {
@@ -104,22 +118,29 @@ export class RemoteTransaction implements DriverTransaction {
     this.#checkOpen();
     this.#finished = true;
     if (this.#transaction.closed) return;
+    if (this.#ended) {
+      // Nothing of it is left on the server to undo.
+      this.#transaction.close();
+      return;
+    }
     try {
       await this.#transaction.rollback();
     } catch (error) {
       // The server ended the transaction already (its lock taken away, its
-      // stream expired): nothing of it was committed, nothing is left to undo.
+      // stream expired, the connection lost): nothing of it was committed,
+      // nothing is left to undo.
       const translated = translate(error, "rollback failed", true);
       this.#transaction.close();
-      if (
-        translated.code === "transaction_timeout" ||
-        translated.code === "stream_expired" ||
-        transactionLost(error)
-      ) {
-        return;
-      }
+      if (endsTransaction(translated, error)) return;
       throw translated;
     }
+  }
+
+  /** A failure as the port's error, noting when it proves the transaction ended. */
+  #failure(error: unknown, doing: string, sql: string): RunledgerError {
+    const translated = translate(error, doing, true);
+    if (endsTransaction(translated, error) || undoFoundNothing(sql, error)) this.#ended = true;
+    return translated;
   }
 
   #checkOpen(): void {
@@ -130,4 +151,34 @@ export class RemoteTransaction implements DriverTransaction {
       );
     }
   }
+}
+
+/**
+ * Answers after which the server holds no transaction of ours: it took the
+ * lock away, the stream expired, the connection is gone (the server rolls
+ * back what a closed connection held; one never reached keeps nothing
+ * reachable either, and its stream expires), or the client refused to run a
+ * statement outside a transaction the server had ended.
+ */
+const ENDING_CODES: ReadonlySet<string> = new Set([
+  "transaction_timeout",
+  "stream_expired",
+  "connection_lost",
+  "server_unreachable",
+  "transaction_closed",
+]);
+
+function endsTransaction(translated: RunledgerError, error: unknown): boolean {
+  return ENDING_CODES.has(translated.code) || transactionLost(error);
+}
+
+/**
+ * SQLite's answer to core's undo of a savepoint that went with the whole
+ * transaction: the server's SQLite rolled it back by itself (SQLITE_FULL, an
+ * I/O error). Core names its savepoints and undoes only open ones, so on a
+ * live transaction this answer does not come.
+ */
+function undoFoundNothing(sql: string, error: unknown): boolean {
+  const message = error instanceof Error ? error.message : String(error);
+  return /^(ROLLBACK TO|RELEASE) /.test(sql) && /no such savepoint/i.test(message);
 }

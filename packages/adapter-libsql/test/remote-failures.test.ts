@@ -75,6 +75,42 @@ describe("remote libSQL: failures a server adds", () => {
     }, 30_000);
   }
 
+  for (const protocol of ["http", "ws"] as const) {
+    it(`over ${protocol}: a server that dies mid-transaction fails it with the remote code, not poisoned; nothing of it lands, and the same lease's next transaction works once the server is back`, async () => {
+      const dying = await startSqld({ namespaces: true });
+      const store = new RunStore({ driver: libsqlDriver({ adminUrl: dying.adminUrl as string }) });
+      try {
+        const location = dying.namespaceUrl(`dies${process.pid}n${++next}`, protocol);
+        const lease = await store.open(location, { create: CREATE });
+        await lease.transact((tx) => tx.journal.append({ before: true }));
+        const failure = await failureOf(() =>
+          lease.transact(async (tx) => {
+            await tx.journal.append({ lost: 1 });
+            // The savepoint's undo finds the transaction gone with the server.
+            await tx.savepoint(async (inner) => {
+              await inner.workspace.apply({ put: { "lost.txt": "never lands" } });
+              await dying.crash();
+              await inner.journal.append({ lost: 2 });
+            });
+          }),
+        );
+        expect(failure.code, failure.message).toBe(
+          protocol === "http" ? "server_unreachable" : "connection_lost",
+        );
+        await dying.restart();
+        await lease.transact((tx) => tx.journal.append({ after: true }));
+        expect((await events(lease)).map((e) => e.record)).toStrictEqual([
+          { before: true },
+          { after: true },
+        ]);
+        await expect(lease.read((r) => r.workspace.list())).resolves.toStrictEqual([]);
+      } finally {
+        await store.close();
+        await dying.stop();
+      }
+    }, 60_000);
+  }
+
   it("an HTTP stream idle past the server's limit fails stream_expired and commits nothing; a WebSocket one does not expire", async () => {
     const outcomes = await Promise.all(
       (["http", "ws"] as const).map(async (protocol) => {

@@ -145,6 +145,11 @@ class NodeTransaction implements DriverTransaction {
     this.#settle = settle;
   }
 
+  /** SQLite's own answer (sqlite3_get_autocommit): false once it rolled the transaction back itself. */
+  get active(): boolean {
+    return this.#open && this.#connection.inTransaction;
+  }
+
   execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
     return settled(() => {
       this.#checkOpen();

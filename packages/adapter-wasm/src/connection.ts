@@ -159,6 +159,11 @@ class WasmTransaction implements DriverTransaction {
     this.#settle = settle;
   }
 
+  /** SQLite's own answer (sqlite3_get_autocommit): false once it rolled the transaction back itself. */
+  get active(): boolean {
+    return this.#open && this.#connection.inTransaction;
+  }
+
   execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
     this.#checkOpen();
     return this.#connection.whileBusy(() => this.#connection.run(sql, params));

@@ -22,12 +22,19 @@ export interface FaultPlan {
   readonly nth: number;
   /** Keep failing every counted statement after the nth too. Default false. */
   readonly persist?: boolean;
+  /**
+   * Inside a transaction, end it first, as SQLite does after some failures
+   * (an I/O error, a full disk): a real ROLLBACK runs on the session, then the
+   * failure is thrown. Default false: the transaction stays open.
+   */
+  readonly endsTransaction?: boolean;
 }
 
 /**
  * Wraps a driver so that tests can fail exactly one chosen statement (or every
  * one from it on) without the real statement running. The failure is a
- * RunledgerError `io_error` (SQLITE_IOERR) with `details.injected = true`.
+ * RunledgerError `io_error` (SQLITE_IOERR) with `details.injected = true`;
+ * with `endsTransaction` the session is really rolled back before it.
  */
 export class FaultInjector {
   readonly driver: Driver;
@@ -70,17 +77,33 @@ export class FaultInjector {
 
   /** @internal Called before each statement; throws when the plan says so. */
   check(sql: string): void {
+    const fault = this.fault(sql);
+    if (fault !== undefined) throw fault;
+  }
+
+  /** @internal Counts the statement; the failure to throw in its place, if the plan says so. */
+  fault(sql: string): RunledgerError | undefined {
     this.statements.push(sql);
     const plan = this.#plan;
-    if (plan === undefined || (plan.match !== undefined && !plan.match.test(sql))) return;
+    if (plan === undefined || (plan.match !== undefined && !plan.match.test(sql))) return undefined;
     this.#counted++;
     if (this.#counted === plan.nth || (plan.persist === true && this.#counted > plan.nth)) {
       this.#fired++;
-      throw new RunledgerError("io_error", `injected fault at statement ${this.#counted}: ${sql}`, {
-        sqliteCode: "SQLITE_IOERR",
-        details: { injected: true, sql },
-      });
+      return new RunledgerError(
+        "io_error",
+        `injected fault at statement ${this.#counted}: ${sql}`,
+        {
+          sqliteCode: "SQLITE_IOERR",
+          details: { injected: true, sql },
+        },
+      );
     }
+    return undefined;
+  }
+
+  /** @internal Whether a fault inside a transaction ends it first. */
+  get endsTransaction(): boolean {
+    return this.#plan?.endsTransaction === true;
   }
 }
 
@@ -103,14 +126,24 @@ abstract class FaultyStatements<Inner extends DriverConnection | DriverTransacti
   }
 
   async execute(sql: string, params?: readonly SqlValue[]): Promise<QueryResult> {
-    this.faults.check(sql);
+    await this.#check(sql);
     return this.inner.execute(sql, params);
   }
 
   async executeScript(sql: string): Promise<void> {
-    this.faults.check(sql);
+    await this.#check(sql);
     return this.inner.executeScript(sql);
   }
+
+  async #check(sql: string): Promise<void> {
+    const fault = this.faults.fault(sql);
+    if (fault === undefined) return;
+    if (this.faults.endsTransaction) await this.endTransaction();
+    throw fault;
+  }
+
+  /** What SQLite does to the session after a failure that ends it; nothing outside one. */
+  protected async endTransaction(): Promise<void> {}
 }
 
 class FaultyConnection extends FaultyStatements<DriverConnection> implements DriverConnection {
@@ -134,6 +167,14 @@ class FaultyConnection extends FaultyStatements<DriverConnection> implements Dri
 }
 
 class FaultyTransaction extends FaultyStatements<DriverTransaction> implements DriverTransaction {
+  get active(): boolean {
+    return this.inner.active;
+  }
+
+  protected override async endTransaction(): Promise<void> {
+    await this.inner.execute("ROLLBACK");
+  }
+
   async commit(): Promise<void> {
     this.faults.check("COMMIT");
     return this.inner.commit();

@@ -182,6 +182,15 @@ export async function codeOf(promise: Promise<unknown>): Promise<string> {
   return typeof code === "string" ? code : `non-runledger error: ${String(outcome.error)}`;
 }
 
+/**
+ * What `action` was refused with, or "not refused": for calls made inside a
+ * callback, where a failed expectation would be taken for the call's failure.
+ */
+export async function refusalOf(action: () => Promise<unknown>): Promise<unknown> {
+  const outcome = await settle(action);
+  return outcome.threw ? outcome.error : "not refused";
+}
+
 /** Runs `action` and says how it ended; a synchronous throw counts as a rejection. */
 async function settle(
   action: () => unknown,

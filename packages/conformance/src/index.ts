@@ -15,6 +15,7 @@ import { describeConnection } from "./families/connection.js";
 import { describeCrossAdapter } from "./families/cross-adapter.js";
 import { describeCrossProcess } from "./families/cross-process.js";
 import { describeDatastoreFiles } from "./families/datastore-files.js";
+import { describeEndedTransactions } from "./families/ended-transactions.js";
 import { describeErrors } from "./families/errors.js";
 import { describeFirstOpeners } from "./families/first-openers.js";
 import { describeIdentity } from "./families/identity.js";
@@ -34,6 +35,7 @@ import { describeRunRemove } from "./families/run-remove.js";
 import { describeRunSchema } from "./families/run-schema.js";
 import { describeSessions } from "./families/sessions.js";
 import { describeSettings } from "./families/settings.js";
+import { describeStorageConstraints } from "./families/storage-constraints.js";
 import { describeStrictArguments } from "./families/strict-arguments.js";
 import { describeTransactions } from "./families/transactions.js";
 import { describeTwoLibraries } from "./families/two-libraries.js";
@@ -98,6 +100,8 @@ export function describeConformance(subject: ConformanceSubject): void {
     describeOpenCost(fixtures);
     describeCloseFiles(fixtures);
     describeStrictArguments(fixtures);
+    describeEndedTransactions(fixtures);
+    describeStorageConstraints(fixtures);
   });
 }
 

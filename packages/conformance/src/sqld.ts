@@ -43,6 +43,13 @@ export interface SqldServer {
   createNamespace(name: string): Promise<void>;
   /** Everything the server wrote to stdout and stderr so far (for a failing test's message). */
   output(): string;
+  /**
+   * Kills the server (SIGKILL, as a crash: every connection drops, open
+   * transactions are lost) and leaves it down; its directory stays.
+   */
+  crash(): Promise<void>;
+  /** Kills the server if it runs, and starts it again on the same port over the same directory. */
+  restart(): Promise<void>;
   /** Stops the server (SIGTERM, then SIGKILL after 5 s) and removes its directory. Idempotent. */
   stop(): Promise<void>;
 }
@@ -108,40 +115,58 @@ export async function startSqld(options: SqldOptions = {}): Promise<SqldServer> 
     args.push("--auth-jwt-key-file", keyFile);
   }
   let log = "";
-  const child: ChildProcess = spawn(binary, args, {
-    cwd: directory,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? "warn" },
-  });
   const collect = (chunk: Buffer) => {
     log += chunk.toString();
     if (log.length > 64_000) log = log.slice(-32_000);
   };
-  child.stdout?.on("data", collect);
-  child.stderr?.on("data", collect);
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  // A test process that dies without stopping it leaves no server behind.
-  const orphaned = () => child.kill("SIGKILL");
-  process.once("exit", orphaned);
-  void exited.then(() => process.off("exit", orphaned));
+  /** One sqld process over the directory; a restart starts another on the same port. */
+  const launch = async () => {
+    const child: ChildProcess = spawn(binary, args, {
+      cwd: directory,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? "warn" },
+    });
+    child.stdout?.on("data", collect);
+    child.stderr?.on("data", collect);
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+    // A test process that dies without stopping it leaves no server behind.
+    const orphaned = () => child.kill("SIGKILL");
+    process.once("exit", orphaned);
+    void exited.then(() => process.off("exit", orphaned));
+    await waitForHealth(`http://${host}/health`, options.startTimeoutMs ?? 20_000, () =>
+      child.exitCode !== null ? `sqld exited with code ${child.exitCode}: ${log}` : undefined,
+    ).catch(async (error: unknown) => {
+      child.kill("SIGKILL");
+      await exited;
+      throw error;
+    });
+    return { child, exited };
+  };
+  let running: Awaited<ReturnType<typeof launch>> | undefined;
   let stopped = false;
 
-  const stop = async (): Promise<void> => {
-    if (stopped) return;
-    stopped = true;
+  const end = async (signal: NodeJS.Signals): Promise<void> => {
+    const current = running;
+    running = undefined;
+    if (current === undefined) return;
+    const { child, exited } = current;
     if (child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGTERM");
+      child.kill(signal);
       const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
       await exited;
       clearTimeout(timer);
     }
+  };
+
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    await end("SIGTERM");
     await rm(directory, { recursive: true, force: true });
   };
 
   try {
-    await waitForHealth(`http://${host}/health`, options.startTimeoutMs ?? 20_000, () =>
-      child.exitCode !== null ? `sqld exited with code ${child.exitCode}: ${log}` : undefined,
-    );
+    running = await launch();
   } catch (error) {
     await stop();
     throw error;
@@ -158,6 +183,14 @@ export async function startSqld(options: SqldOptions = {}): Promise<SqldServer> 
       await createSqldNamespace(adminUrl, name);
     },
     output: () => log,
+    async crash() {
+      await end("SIGKILL");
+    },
+    async restart() {
+      if (stopped) throw new Error("this sqld was stopped");
+      await end("SIGKILL");
+      running = await launch();
+    },
     stop,
   };
 }

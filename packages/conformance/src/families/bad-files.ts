@@ -448,6 +448,9 @@ function relaxOneCheck(objects: readonly SchemaObject[]): {
 function recording(inner: Driver): { driver: Driver; log: string[] } {
   const log: string[] = [];
   const session = (transaction: DriverTransaction): DriverTransaction => ({
+    get active() {
+      return transaction.active;
+    },
     execute: (sql: string, params?: readonly SqlValue[]) => {
       log.push(sql);
       return transaction.execute(sql, params);

@@ -70,6 +70,9 @@ export async function column(lease: Lease, table: string, name = "x"): Promise<u
  */
 export function slowStatements(inner: Driver, delayMs: number): Driver {
   const slow = (transaction: DriverTransaction): DriverTransaction => ({
+    get active() {
+      return transaction.active;
+    },
     async execute(sql: string, params?: readonly SqlValue[]): Promise<QueryResult> {
       await sleep(delayMs);
       return transaction.execute(sql, params);

@@ -128,10 +128,45 @@ export function describeSessions(fx: Fixtures): void {
       await insert(tx, "first");
       const error = await failureOf(() => insert(tx, "first"));
       expect(error.code).toBe("constraint_unique");
+      expect(tx.active, "a failure that undid only itself leaves the transaction open").toBe(true);
       await insert(tx, "second");
       await tx.commit();
       expect(await names(reader)).toStrictEqual(["first", "second"]);
     });
+
+    it("a transaction is active from begin until it commits or rolls back", async () => {
+      const { writer } = await twoConnections();
+      for (const ending of ["commit", "rollback"] as const) {
+        const tx = await writer.begin("immediate");
+        expect(tx.active, `after begin, to ${ending}`).toBe(true);
+        await insert(tx, ending);
+        expect(tx.active, `after a write, to ${ending}`).toBe(true);
+        await tx[ending]();
+        expect(tx.active, `after ${ending}`).toBe(false);
+      }
+    });
+
+    fx.needs("local")
+      .because("a server refuses PRAGMA max_page_count = N, the full disk this test stands in")
+      .it(
+        "a transaction SQLite rolls back by itself (SQLITE_FULL) is no longer active: its rollback succeeds and the connection begins again",
+        async () => {
+          const { writer, reader } = await twoConnections();
+          const { rows } = await writer.execute("PRAGMA page_count");
+          await writer.execute(`PRAGMA max_page_count = ${Number(rows[0]?.page_count) + 2}`);
+          const tx = await writer.begin("immediate");
+          await insert(tx, "before");
+          const error = await failureOf(() => insert(tx, "x".repeat(64 * 1024)));
+          expect(error.code).toBe("disk_full");
+          expect(tx.active, "SQLite ended the transaction with the failure").toBe(false);
+          await tx.rollback();
+          expect(tx.active).toBe(false);
+          const next = await writer.begin("immediate");
+          await insert(next, "after");
+          await next.commit();
+          expect(await names(reader)).toStrictEqual(["after"]);
+        },
+      );
 
     it("a deferred transaction reads, then writes, then commits", async () => {
       const { writer, reader } = await twoConnections();

@@ -112,7 +112,20 @@ export interface DriverConnection extends Executor {
 
 /** A transaction session: statements run inside it until commit or rollback. */
 export interface DriverTransaction extends Executor {
+  /**
+   * Whether the transaction is still open on the database. False after
+   * `commit` or `rollback`, and also as soon as SQLite or the server has
+   * ended it by itself: SQLite rolls a whole transaction back after some
+   * failures (SQLITE_FULL, an I/O error, SQLITE_NOMEM), a server when the
+   * connection is lost or it takes the write lock away. Read by core only
+   * after a statement failed, to tell a failure that undid everything (the
+   * failure keeps its own code) from a live transaction that still needs its
+   * cleanup. Where the driver cannot know, say true: core then cleans up, and
+   * a cleanup that fails poisons the connection.
+   */
+  readonly active: boolean;
   executeScript(sql: string): Promise<void>;
   commit(): Promise<void>;
+  /** Ends the transaction, undoing it; succeeds too when SQLite or the server already ended it. */
   rollback(): Promise<void>;
 }

@@ -372,6 +372,8 @@ export class JournalWriter extends JournalReader {
 
   /** Throws what a failed append means (see `#failures`). */
   async #failed(error: unknown, action: "append" | "apply"): Promise<never> {
+    // Refused because the transaction was doomed before: that failure, unchanged.
+    if (error === this.#scope.doomed) throw error;
     if (isLifecycleRefusal(error)) throw await this.#lifecycle(error, action);
     if (
       isRunledgerError(error) &&

@@ -25,8 +25,12 @@ export interface TransactionHost {
 /**
  * The only top-level transaction owner. It runs inside the entry's turn:
  * BEGIN IMMEDIATE (retried while another process holds the lock) → fn(tx) →
- * COMMIT; any throw → ROLLBACK and rethrow. If the ROLLBACK itself fails the
- * entry is poisoned and the caller gets `poisoned`, carrying both failures.
+ * COMMIT; any throw → ROLLBACK and rethrow. A failure after which SQLite or
+ * the server ended the transaction by itself (SQLITE_FULL, an I/O error, a
+ * lost connection) is rethrown with its own code: the driver's rollback is
+ * then a no-op, and the entry stays usable for the next transaction. If the
+ * ROLLBACK of a live transaction fails the entry is poisoned and the caller
+ * gets `poisoned`, carrying both failures.
  */
 export async function runWriteTransaction<T>(
   entry: TransactionHost,
@@ -39,11 +43,17 @@ export async function runWriteTransaction<T>(
     `cannot start a write transaction on ${entry.location}`,
   );
   const state: TransactionState = {};
-  const savepoints = new Savepoints(transaction, (failure, cleanupFailure) => {
-    // A poisoned transaction never commits, even if a callback swallows this.
-    const poisoned = entry.poison(failure, cleanupFailure);
-    state.doomed ??= poisoned;
-    throw poisoned;
+  const savepoints = new Savepoints(transaction, {
+    // Ended by SQLite or the server: never committed, the failure keeps its code.
+    ended: (failure) => {
+      state.doomed ??= failure;
+    },
+    failed: (failure, cleanupFailure) => {
+      // A poisoned transaction never commits, even if a callback swallows this.
+      const poisoned = entry.poison(failure, cleanupFailure);
+      state.doomed ??= poisoned;
+      throw poisoned;
+    },
   });
   const scope = new WriteScope(transaction, savepoints, state);
   try {

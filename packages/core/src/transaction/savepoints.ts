@@ -2,7 +2,20 @@
  * Savepoint names and undo: allocated by core, never taken from callers, so
  * that nested work cannot collide with or release another's savepoint.
  */
-import type { Executor } from "../port/driver.js";
+import type { DriverTransaction } from "../port/driver.js";
+
+/** What the transaction's owner does when undoing a savepoint does not go as planned. */
+export interface SavepointCleanup {
+  /**
+   * SQLite or the server ended the whole transaction by itself (SQLITE_FULL,
+   * a lost connection, …): the savepoint went with it and nothing is left to
+   * undo. The transaction must never go on (a later statement would run
+   * outside it), but the connection is sound.
+   */
+  ended(failure: unknown): void;
+  /** The undo failed on a transaction still open: its state is unknown. */
+  failed(failure: unknown, cleanupFailure: unknown): never;
+}
 
 /**
  * Names savepoints (never from user input) and undoes a savepoint.
@@ -16,15 +29,12 @@ import type { Executor } from "../port/driver.js";
  * prepare, and two cache evictions, every step).
  */
 export class Savepoints {
-  readonly #executor: Executor;
-  readonly #onCleanupFailure: (failure: unknown, cleanupFailure: unknown) => never;
+  readonly #transaction: DriverTransaction;
+  readonly #cleanup: SavepointCleanup;
 
-  constructor(
-    executor: Executor,
-    onCleanupFailure: (failure: unknown, cleanupFailure: unknown) => never,
-  ) {
-    this.#executor = executor;
-    this.#onCleanupFailure = onCleanupFailure;
+  constructor(transaction: DriverTransaction, cleanup: SavepointCleanup) {
+    this.#transaction = transaction;
+    this.#cleanup = cleanup;
   }
 
   /** The name of a savepoint opened at `depth` (1 for one opened on the transaction itself). */
@@ -32,13 +42,21 @@ export class Savepoints {
     return `runledger_sp_${depth}`;
   }
 
-  /** ROLLBACK TO then RELEASE; a failure of either poisons the entry. */
+  /**
+   * ROLLBACK TO then RELEASE, after `failure`. When the transaction has
+   * already ended (asked before, and again after a failed undo: a server may
+   * tell only when it is sent the undo) the undo is done and `failure` keeps
+   * its own code; a failure of either statement on a live transaction
+   * poisons the entry.
+   */
   async rollBack(name: string, failure: unknown): Promise<void> {
+    if (!this.#transaction.active) return this.#cleanup.ended(failure);
     try {
-      await this.#executor.execute(`ROLLBACK TO ${name}`);
-      await this.#executor.execute(`RELEASE ${name}`);
+      await this.#transaction.execute(`ROLLBACK TO ${name}`);
+      await this.#transaction.execute(`RELEASE ${name}`);
     } catch (cleanupFailure) {
-      this.#onCleanupFailure(failure, cleanupFailure);
+      if (!this.#transaction.active) return this.#cleanup.ended(failure);
+      this.#cleanup.failed(failure, cleanupFailure);
     }
   }
 }

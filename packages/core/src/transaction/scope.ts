@@ -4,7 +4,7 @@
  */
 import { Kysely } from "kysely";
 import { RunledgerDialect } from "../port/dialect.js";
-import type { Executor, QueryResult } from "../port/driver.js";
+import type { DriverTransaction, Executor, QueryResult } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import type { SqlValue } from "../port/values.js";
 import type { Savepoints } from "./savepoints.js";
@@ -18,6 +18,9 @@ import type { Savepoints } from "./savepoints.js";
  *   still running (two side by side, or the outer one written meanwhile).
  * A storage failure that must not be committed past (see `doom`) ends the
  * whole transaction: every scope of it then refuses work with that failure.
+ * So does a failed statement after which SQLite or the server has ended the
+ * transaction by itself (SQLITE_FULL, a lost connection): a later statement
+ * would run outside any transaction and land on its own.
  */
 export interface TransactionState {
   /** The failure that condemned the transaction to roll back, if any. */
@@ -39,7 +42,7 @@ abstract class Scope implements Executor {
     };
   }
 
-  protected readonly executor: Executor;
+  protected readonly executor: DriverTransaction;
   protected readonly state: TransactionState;
   /** The scope this savepoint was opened on: when that one ends, so does this one. */
   readonly #parent: Scope | undefined;
@@ -51,7 +54,7 @@ abstract class Scope implements Executor {
   // biome-ignore lint/suspicious/noExplicitAny: callers pick their own Kysely schema type
   #kysely: Kysely<any> | undefined;
 
-  constructor(executor: Executor, state: TransactionState = {}, parent?: Scope) {
+  constructor(executor: DriverTransaction, state: TransactionState = {}, parent?: Scope) {
     this.executor = executor;
     this.state = state;
     this.#parent = parent;
@@ -71,7 +74,7 @@ abstract class Scope implements Executor {
       pending = this.executor.execute(sql, params);
     } catch (error) {
       this.#inFlight--;
-      return Promise.reject(this.translate(error));
+      return Promise.reject(this.#failed(error));
     }
     return pending.then(
       (result) => {
@@ -80,9 +83,16 @@ abstract class Scope implements Executor {
       },
       (error: unknown) => {
         this.#inFlight--;
-        throw this.translate(error);
+        throw this.#failed(error);
       },
     );
+  }
+
+  /** A statement's failure as thrown; it dooms the transaction if the transaction ended with it. */
+  #failed(error: unknown): unknown {
+    const failure = this.translate(error);
+    if (!this.executor.active) this.state.doomed ??= failure;
+    return failure;
   }
 
   /** A Kysely instance whose queries run in this scope. Typed by the caller. */
@@ -128,7 +138,7 @@ export class WriteScope extends Scope {
   readonly #savepoints: Savepoints;
 
   constructor(
-    executor: Executor,
+    executor: DriverTransaction,
     savepoints: Savepoints,
     state: TransactionState = {},
     parent?: WriteScope,
@@ -155,10 +165,13 @@ export class WriteScope extends Scope {
   /**
    * Runs `fn` inside a savepoint named by core. On success the savepoint is
    * released; on a throw it is rolled back and released, the error rethrown,
-   * and this scope continues. If that cleanup itself fails the entry is
-   * poisoned. A savepoint whose enclosing scope ended first (its callback
-   * was not awaited) was undone with that scope: it refuses further work and
-   * neither releases nor rolls back what no longer exists.
+   * and this scope continues. If SQLite or the server has ended the whole
+   * transaction meanwhile, nothing is left to undo: the error is rethrown
+   * with its own code and the transaction is doomed. If the cleanup fails on
+   * a live transaction the entry is poisoned. A savepoint whose enclosing
+   * scope ended first (its callback was not awaited) was undone with that
+   * scope: it refuses further work and neither releases nor rolls back what
+   * no longer exists.
    */
   async savepoint<T>(fn: (tx: WriteScope) => Promise<T>): Promise<T> {
     this.checkUsable("open a savepoint");
