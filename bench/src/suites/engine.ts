@@ -21,6 +21,9 @@ import { formatRate, median, type Suite, type Table, time } from "../harness.js"
 function counting(inner: Driver): { driver: Driver; count: () => number } {
   let statements = 0;
   const session = (transaction: DriverTransaction): DriverTransaction => ({
+    get active() {
+      return transaction.active;
+    },
     execute: (sql, params) => (statements++, transaction.execute(sql, params)),
     executeScript: (sql) => (statements++, transaction.executeScript(sql)),
     commit: () => (statements++, transaction.commit()),
