@@ -13,6 +13,7 @@ export default defineConfig({
     "child/commit-log-peer": "src/child/commit-log-peer.ts",
     "child/routing-peer": "src/child/routing-peer.ts",
     "child/first-opener": "src/child/first-opener.ts",
+    "child/other-encoding-writer": "src/child/other-encoding-writer.ts",
   },
   format: ["esm"],
   dts: true,

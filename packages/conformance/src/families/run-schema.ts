@@ -22,7 +22,7 @@ import {
   SCHEMA_V1,
   SCHEMA_V1_DIGEST,
 } from "@runledger/core";
-import { CHUNK_SIZE, manifestDigest } from "@runledger/core/engine";
+import { CHUNK_SIZE, manifestDigest, WORKSPACE_ENCODING_V1 } from "@runledger/core/engine";
 import { describe, expect, it } from "vitest";
 import { FaultInjector } from "../faults.js";
 import { type Fixtures, failureOf } from "../fixtures.js";
@@ -90,7 +90,7 @@ export function describeRunSchema(fx: Fixtures): void {
       const location = await createdRun(fx);
       const [objects, identity, current, chunks] = await raw(fx, location, [
         "SELECT lower(hex(id)) AS id, kind, size, lower(hex(data)) AS data FROM workspace_object",
-        "SELECT application_id, format, version FROM runledger_identity",
+        "SELECT application_id, format, version, encoding FROM runledger_identity",
         "SELECT lower(hex(root_id)) AS id FROM workspace_current",
         "SELECT count(*) AS n FROM workspace_chunk",
       ]);
@@ -98,7 +98,12 @@ export function describeRunSchema(fx: Fixtures): void {
         { id: EMPTY_ROOT_ID, kind: 0, size: emptyNode.length, data: emptyNode.toString("hex") },
       ]);
       expect(identity).toEqual([
-        { application_id: APPLICATION_ID, format: "runledger run database", version: 1 },
+        {
+          application_id: APPLICATION_ID,
+          format: "runledger run database",
+          version: 1,
+          encoding: WORKSPACE_ENCODING_V1,
+        },
       ]);
       expect(current).toEqual([{ id: EMPTY_ROOT_ID }]);
       expect(chunks).toEqual([{ n: 0 }]);
@@ -183,7 +188,12 @@ export function describeRunSchema(fx: Fixtures): void {
         objects: SCHEMA_V1.objects.map((object) => ({ ...object })),
       });
       expect(RUN_SCHEMA_VERSION).toBe(1);
-      expect(schemaDigest(fresh.schema)).toBe(SCHEMA_V1_DIGEST);
+      // The snapshot's schema is the SQL alone; the digest covers the encoding the file records.
+      expect(schemaDigest(fresh.schema)).not.toBe(SCHEMA_V1_DIGEST);
+      const { encoding } = await liveSchema(fx, location);
+      expect(
+        schemaDigest({ ...fresh.schema, ...(encoding === undefined ? {} : { encoding }) }),
+      ).toBe(SCHEMA_V1_DIGEST);
       // Only the canonical empty root's node.
       expect(fresh.counts).toEqual({
         events: 0,
