@@ -114,6 +114,34 @@ export function describeRunSchema(fx: Fixtures): void {
       expect(appended.rootId).toBe(EMPTY_ROOT_ID);
     });
 
+    it("refuses a run whose identity row records another workspace encoding, whoever created it, and changes nothing", async () => {
+      // On a server as on a file: the encoding is a row, written by creation without any pragma.
+      const location = await createdRun(fx);
+      const other = WORKSPACE_ENCODING_V1.replace(/;cut=1\/\d+;/, ";cut=1/12;");
+      expect(other).not.toBe(WORKSPACE_ENCODING_V1);
+      await raw(fx, location, [`UPDATE runledger_identity SET encoding = '${other}'`]);
+      const state = () =>
+        raw(fx, location, [
+          "SELECT encoding FROM runledger_identity",
+          "SELECT count(*) AS n FROM journal",
+          "SELECT status, updated_at FROM run",
+        ]);
+      const before = await state();
+      for (const options of [{ readOnly: true }, {}, { create: CREATE }]) {
+        const error = await failureOf(() => runStore(fx).open(location, options));
+        expect(error.code, JSON.stringify(options)).toBe("encoding_mismatch");
+        expect(error.details).toEqual({ found: other, expected: WORKSPACE_ENCODING_V1 });
+      }
+      expect(await state()).toEqual(before);
+      // Nothing else about the file was wrong: with this build's encoding it opens.
+      await raw(fx, location, [
+        `UPDATE runledger_identity SET encoding = '${WORKSPACE_ENCODING_V1}'`,
+      ]);
+      const lease = await runStore(fx).open(location);
+      expect((await lease.read((r) => r.run.get())).runId).toBe(CREATE.runId);
+      await lease.release();
+    });
+
     it("keeps each object id once for any writer: a repeated insert is skipped, an id update refused", async () => {
       const location = await createdRun(fx);
       const id = sha256("abc").toString("hex");
@@ -188,12 +216,12 @@ export function describeRunSchema(fx: Fixtures): void {
         objects: SCHEMA_V1.objects.map((object) => ({ ...object })),
       });
       expect(RUN_SCHEMA_VERSION).toBe(1);
-      // The snapshot's schema is the SQL alone; the digest covers the encoding the file records.
+      // The snapshot's schema is the SQL alone; the digest also covers the encoding the
+      // identity row records, which is this build's ("starts the workspace…" reads the row).
       expect(schemaDigest(fresh.schema)).not.toBe(SCHEMA_V1_DIGEST);
-      const { encoding } = await liveSchema(fx, location);
-      expect(
-        schemaDigest({ ...fresh.schema, ...(encoding === undefined ? {} : { encoding }) }),
-      ).toBe(SCHEMA_V1_DIGEST);
+      expect(schemaDigest({ ...fresh.schema, encoding: WORKSPACE_ENCODING_V1 })).toBe(
+        SCHEMA_V1_DIGEST,
+      );
       // Only the canonical empty root's node.
       expect(fresh.counts).toEqual({
         events: 0,
