@@ -259,6 +259,13 @@ SELECT coalesce(max(sequence), 0) + 1, 'e', '{}', X'${"ab".repeat(32)}', NULL, 0
         },
       },
       {
+        // What a build from before the encoding was recorded wrote: no row to read it from.
+        name: "a v1 file whose identity table has no encoding column",
+        build: derived(["ALTER TABLE runledger_identity DROP COLUMN encoding"]),
+        code: "schema_mismatch",
+        check: differences({ change: "different", type: "table", name: "runledger_identity" }),
+      },
+      {
         name: "a v1 file without its header id and without the identity table",
         build: derived(["PRAGMA application_id = 0", "DROP TABLE runledger_identity"]),
         code: "foreign_database",
