@@ -14,6 +14,7 @@ export default defineConfig({
     "child/routing-peer": "src/child/routing-peer.ts",
     "child/first-opener": "src/child/first-opener.ts",
     "child/open-probe": "src/child/open-probe.ts",
+    "child/other-encoding-writer": "src/child/other-encoding-writer.ts",
   },
   format: ["esm"],
   dts: true,

@@ -20,6 +20,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { nodeDriver } from "@runledger/adapter-node";
 import { APPLICATION_ID, RunStore, SCHEMA_V1_DIGEST } from "@runledger/core";
+import { WORKSPACE_ENCODING_V1 } from "@runledger/core/engine";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
@@ -383,6 +384,20 @@ describe("refused files stay untouched", SLOW, () => {
       },
       "partial_initialization",
     ],
+    [
+      "a run written in another workspace encoding",
+      (p) => {
+        copyFileSync(demoFile, p);
+        const db = new Database(p);
+        const recorded = db.prepare("SELECT encoding FROM runledger_identity").pluck().get();
+        expect(recorded).toBe(WORKSPACE_ENCODING_V1);
+        const other = WORKSPACE_ENCODING_V1.replace(/;cut=1\/\d+;/, ";cut=1/12;");
+        db.prepare("UPDATE runledger_identity SET encoding = ?").run(other);
+        db.pragma("journal_mode = DELETE");
+        db.close();
+      },
+      "encoding_mismatch",
+    ],
   ];
   const commands = (file: string): string[][] => [
     ["inspect", file],
@@ -396,7 +411,7 @@ describe("refused files stay untouched", SLOW, () => {
 
   for (const [what, make, code] of cases) {
     // Every command on the first case; on the others, a reading and a writing one.
-    const all = code === "not_a_database";
+    const all = code === "not_a_database" || code === "encoding_mismatch";
     it(`${what}: ${all ? "every command exits" : "inspect and gc exit"} 1 with ${code}; the file is byte-identical`, () => {
       const file = join(dir, `refused-${code}.db`);
       make(file);

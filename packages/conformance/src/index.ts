@@ -21,6 +21,7 @@ import { describeFirstOpeners } from "./families/first-openers.js";
 import { describeIdentity } from "./families/identity.js";
 import { describeKilledWriter } from "./families/killed-writer.js";
 import { describeOpenCost } from "./families/open-cost.js";
+import { describeOtherEncodings } from "./families/other-encodings.js";
 import { describePrefixListing } from "./families/prefix-listing.js";
 import { describeReadModel } from "./families/read-model.js";
 import { describeReadOnly } from "./families/read-only.js";
@@ -82,6 +83,7 @@ export function describeConformance(subject: ConformanceSubject): void {
     describeWorkspace(fixtures);
     describeRunSchema(fixtures);
     describeBadFiles(fixtures);
+    describeOtherEncodings(fixtures);
     describeRunJournal(fixtures);
     describeCrossAdapter(fixtures);
     describeCommitLog(fixtures);

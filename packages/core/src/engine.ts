@@ -54,5 +54,6 @@ export {
   readLiveSchema,
   type SchemaDifference,
 } from "./schema/recognize.js";
+export { WORKSPACE_ENCODING_V1 } from "./workspace/encoding.js";
 export { CHUNK_SIZE } from "./workspace/files.js";
 export { CUT_ONE_IN, MAX_NODE_ENTRIES } from "./workspace/node.js";

@@ -11,7 +11,7 @@ import { basename, join } from "node:path";
 import { APPLICATION_ID, type RunledgerError, SCHEMA_V1, SCHEMA_V1_DIGEST } from "@runledger/core";
 import { CommitLogStore, ReadModelStore } from "@runledger/core/commit-log";
 import { DatastoreStore } from "@runledger/core/datastore";
-import type { SchemaObject } from "@runledger/core/engine";
+import { type SchemaObject, WORKSPACE_ENCODING_V1 } from "@runledger/core/engine";
 import type {
   BeginMode,
   ConnectionSettings,
@@ -50,6 +50,17 @@ interface BadFile {
   readonly code: string;
   /** Further checks on the refusal. */
   readonly check?: (error: RunledgerError) => void;
+}
+
+/** The encoding of a build with another cut frequency, as its identity row would record it. */
+const OTHER_ENCODING = WORKSPACE_ENCODING_V1.replace(/;cut=1\/\d+;/, ";cut=1/12;");
+
+/** A refusal that names both encodings. */
+function encodings(error: RunledgerError): void {
+  expect(OTHER_ENCODING).not.toBe(WORKSPACE_ENCODING_V1);
+  expect(error.details).toEqual({ found: OTHER_ENCODING, expected: WORKSPACE_ENCODING_V1 });
+  expect(error.message).toContain(OTHER_ENCODING);
+  expect(error.message).toContain(WORKSPACE_ENCODING_V1);
 }
 
 export function describeBadFiles(fx: Fixtures): void {
@@ -218,6 +229,41 @@ SELECT coalesce(max(sequence), 0) + 1, 'e', '{}', X'${"ab".repeat(32)}', NULL, 0
         code: "corrupt",
         check: (error) =>
           expect(error.message).toContain("its current workspace root does not exist"),
+      },
+      {
+        name: "a v1 file whose identity row records another workspace encoding",
+        build: derived([`UPDATE runledger_identity SET encoding = '${OTHER_ENCODING}'`]),
+        code: "encoding_mismatch",
+        check: encodings,
+      },
+      {
+        name: "a v1 file without its header id whose identity row records another workspace encoding",
+        build: derived([
+          "PRAGMA application_id = 0",
+          `UPDATE runledger_identity SET encoding = '${OTHER_ENCODING}'`,
+        ]),
+        code: "encoding_mismatch",
+        check: encodings,
+      },
+      {
+        name: "a v1 file whose identity row records another encoding and whose schema differs too",
+        build: derived([
+          `UPDATE runledger_identity SET encoding = '${OTHER_ENCODING}'`,
+          "CREATE INDEX journal_by_written_at ON journal (written_at)",
+        ]),
+        code: "encoding_mismatch",
+        check: (error) => {
+          encodings(error);
+          // The schema's differences stay at hand, as the cause.
+          expect((error.cause as RunledgerError | undefined)?.code).toBe("schema_mismatch");
+        },
+      },
+      {
+        // What a build from before the encoding was recorded wrote: no row to read it from.
+        name: "a v1 file whose identity table has no encoding column",
+        build: derived(["ALTER TABLE runledger_identity DROP COLUMN encoding"]),
+        code: "schema_mismatch",
+        check: differences({ change: "different", type: "table", name: "runledger_identity" }),
       },
       {
         name: "a v1 file without its header id and without the identity table",

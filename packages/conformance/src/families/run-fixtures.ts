@@ -109,23 +109,38 @@ export async function pragma(fx: Fixtures, location: string, name: string): Prom
       : value;
 }
 
+/** A live schema, with the workspace encoding its identity row records (run databases only). */
+export interface RecordedSchema extends LiveSchema {
+  readonly encoding?: string;
+}
+
 /** What a database holds, read on a read-only raw connection. */
-export async function liveSchema(fx: Fixtures, location: string): Promise<LiveSchema> {
+export async function liveSchema(fx: Fixtures, location: string): Promise<RecordedSchema> {
   const connection = await fx.driver().open(location, {
     create: false,
     readOnly: true,
     busyTimeoutMs: 2_000,
   });
   try {
-    return await readLiveSchema(connection);
+    const live = await readLiveSchema(connection);
+    const identity = live.objects.find((object) => object.name === "runledger_identity");
+    if (identity?.sql?.includes("encoding") !== true) return live;
+    const { rows } = await connection.execute("SELECT encoding FROM runledger_identity");
+    const encoding = rows[0]?.encoding;
+    return typeof encoding === "string" ? { ...live, encoding } : live;
   } finally {
     await connection.close();
   }
 }
 
-/** SHA-256 of a live schema's canonical serialization: what SCHEMA_V1_DIGEST must equal. */
-export function schemaDigest(live: LiveSchema): string {
-  return sha256Hex(serializeSchema(live.applicationId, live.userVersion, live.objects));
+/**
+ * SHA-256 of a live schema's canonical serialization, with the encoding the
+ * file records where it records one: what SCHEMA_V1_DIGEST must equal.
+ */
+export function schemaDigest(live: RecordedSchema): string {
+  return sha256Hex(
+    serializeSchema(live.applicationId, live.userVersion, live.objects, live.encoding),
+  );
 }
 
 /** A file's identity for "left exactly as found": its bytes' SHA-256 and the files named after it beside it. */

@@ -21,7 +21,7 @@ import {
   type StopReason,
   type StopStatus,
 } from "@runledger/core";
-import { CHUNK_SIZE } from "@runledger/core/engine";
+import { CHUNK_SIZE, WORKSPACE_ENCODING_V1 } from "@runledger/core/engine";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
 import { CREATE, firstRow, noise, openRun, raw, runStore } from "./run-fixtures.js";
@@ -720,7 +720,7 @@ SELECT max(sequence) + 1, 'raw-' || max(sequence), '{}', ${root}, ${node}, 0 FRO
         statements.push(entry.sql);
       }
       statements.push(
-        `INSERT INTO runledger_identity (application_id, format, version) VALUES (${APPLICATION_ID}, 'runledger run database', 1)`,
+        `INSERT INTO runledger_identity (application_id, format, version, encoding) VALUES (${APPLICATION_ID}, 'runledger run database', 1, '${WORKSPACE_ENCODING_V1}')`,
         `INSERT INTO run (singleton, workflow_id, run_id, status, created_at, updated_at) VALUES (1, '${CREATE.workflowId}', '${CREATE.runId}', 'running', 0, 0)`,
         "PRAGMA user_version = 1",
       );

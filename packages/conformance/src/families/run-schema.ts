@@ -22,7 +22,7 @@ import {
   SCHEMA_V1,
   SCHEMA_V1_DIGEST,
 } from "@runledger/core";
-import { CHUNK_SIZE, manifestDigest } from "@runledger/core/engine";
+import { CHUNK_SIZE, manifestDigest, WORKSPACE_ENCODING_V1 } from "@runledger/core/engine";
 import { describe, expect, it } from "vitest";
 import { FaultInjector } from "../faults.js";
 import { type Fixtures, failureOf } from "../fixtures.js";
@@ -90,7 +90,7 @@ export function describeRunSchema(fx: Fixtures): void {
       const location = await createdRun(fx);
       const [objects, identity, current, chunks] = await raw(fx, location, [
         "SELECT lower(hex(id)) AS id, kind, size, lower(hex(data)) AS data FROM workspace_object",
-        "SELECT application_id, format, version FROM runledger_identity",
+        "SELECT application_id, format, version, encoding FROM runledger_identity",
         "SELECT lower(hex(root_id)) AS id FROM workspace_current",
         "SELECT count(*) AS n FROM workspace_chunk",
       ]);
@@ -98,7 +98,12 @@ export function describeRunSchema(fx: Fixtures): void {
         { id: EMPTY_ROOT_ID, kind: 0, size: emptyNode.length, data: emptyNode.toString("hex") },
       ]);
       expect(identity).toEqual([
-        { application_id: APPLICATION_ID, format: "runledger run database", version: 1 },
+        {
+          application_id: APPLICATION_ID,
+          format: "runledger run database",
+          version: 1,
+          encoding: WORKSPACE_ENCODING_V1,
+        },
       ]);
       expect(current).toEqual([{ id: EMPTY_ROOT_ID }]);
       expect(chunks).toEqual([{ n: 0 }]);
@@ -107,6 +112,34 @@ export function describeRunSchema(fx: Fixtures): void {
       const lease = await openRun(fx, location);
       const appended = await lease.transact((tx) => tx.journal.append({ hello: "root" }));
       expect(appended.rootId).toBe(EMPTY_ROOT_ID);
+    });
+
+    it("refuses a run whose identity row records another workspace encoding, whoever created it, and changes nothing", async () => {
+      // On a server as on a file: the encoding is a row, written by creation without any pragma.
+      const location = await createdRun(fx);
+      const other = WORKSPACE_ENCODING_V1.replace(/;cut=1\/\d+;/, ";cut=1/12;");
+      expect(other).not.toBe(WORKSPACE_ENCODING_V1);
+      await raw(fx, location, [`UPDATE runledger_identity SET encoding = '${other}'`]);
+      const state = () =>
+        raw(fx, location, [
+          "SELECT encoding FROM runledger_identity",
+          "SELECT count(*) AS n FROM journal",
+          "SELECT status, updated_at FROM run",
+        ]);
+      const before = await state();
+      for (const options of [{ readOnly: true }, {}, { create: CREATE }]) {
+        const error = await failureOf(() => runStore(fx).open(location, options));
+        expect(error.code, JSON.stringify(options)).toBe("encoding_mismatch");
+        expect(error.details).toEqual({ found: other, expected: WORKSPACE_ENCODING_V1 });
+      }
+      expect(await state()).toEqual(before);
+      // Nothing else about the file was wrong: with this build's encoding it opens.
+      await raw(fx, location, [
+        `UPDATE runledger_identity SET encoding = '${WORKSPACE_ENCODING_V1}'`,
+      ]);
+      const lease = await runStore(fx).open(location);
+      expect((await lease.read((r) => r.run.get())).runId).toBe(CREATE.runId);
+      await lease.release();
     });
 
     it("keeps each object id once for any writer: a repeated insert is skipped, an id update refused", async () => {
@@ -183,7 +216,12 @@ export function describeRunSchema(fx: Fixtures): void {
         objects: SCHEMA_V1.objects.map((object) => ({ ...object })),
       });
       expect(RUN_SCHEMA_VERSION).toBe(1);
-      expect(schemaDigest(fresh.schema)).toBe(SCHEMA_V1_DIGEST);
+      // The snapshot's schema is the SQL alone; the digest also covers the encoding the
+      // identity row records, which is this build's ("starts the workspace…" reads the row).
+      expect(schemaDigest(fresh.schema)).not.toBe(SCHEMA_V1_DIGEST);
+      expect(schemaDigest({ ...fresh.schema, encoding: WORKSPACE_ENCODING_V1 })).toBe(
+        SCHEMA_V1_DIGEST,
+      );
       // Only the canonical empty root's node.
       expect(fresh.counts).toEqual({
         events: 0,

@@ -58,6 +58,7 @@ export const ERROR_CODES = [
   "partial_initialization",
   "unsupported_version",
   "schema_mismatch",
+  "encoding_mismatch",
   "remote_unsupported",
   "run_identity_mismatch",
   // Runs and the journal.

@@ -11,8 +11,9 @@ import { toJsonText } from "../port/json.js";
 import { checkNames } from "../port/options.js";
 import type { Row } from "../port/values.js";
 import { createSchema } from "../schema/create.js";
-import { asDamage, describeFresh, recognize } from "../schema/recognize.js";
+import { asDamage, describeFresh, encodingMismatch, recognize } from "../schema/recognize.js";
 import type { WriteScope } from "../transaction/scope.js";
+import { WORKSPACE_ENCODING_V1 } from "../workspace/encoding.js";
 import { EMPTY_NODE } from "../workspace/node.js";
 import { objectIdEquals } from "../workspace/object-key.js";
 import { insertObjects, nodeRows } from "../workspace/objects.js";
@@ -25,8 +26,9 @@ import type { RunContext, RunCreate } from "./types.js";
  * 2. if it is fresh and the caller asked to create: create version 1 inside
  *    one BEGIN IMMEDIATE, re-checking freshness under the lock so that two
  *    processes creating the same run at once produce one run, not a clash;
- * 3. check the singleton rows and the run's identity (right after step 1
- *    for an existing file, in the creating transaction for a new one);
+ * 3. check the singleton rows, the workspace encoding the file records and
+ *    the run's identity (right after step 1 for an existing file, in the
+ *    creating transaction for a new one);
  * 4. only then switch to WAL (unless the file is in it already) and set
  *    durability.
  */
@@ -91,8 +93,8 @@ async function createRun(
     SCHEMA_V1,
     async () => {
       await tx.execute(
-        "INSERT INTO runledger_identity (application_id, format, version) VALUES (?, ?, ?)",
-        [APPLICATION_ID, "runledger run database", RUN_SCHEMA_VERSION],
+        "INSERT INTO runledger_identity (application_id, format, version, encoding) VALUES (?, ?, ?, ?)",
+        [APPLICATION_ID, "runledger run database", RUN_SCHEMA_VERSION, WORKSPACE_ENCODING_V1],
       );
       await insertObjects(tx, nodeRows([EMPTY_NODE]));
       await tx.execute(
@@ -107,13 +109,14 @@ VALUES (1, ?, ?, ?, 'running', ?, ?)`,
 
 /**
  * The rows a version-1 file must hold beyond its schema, read in one
- * statement: the run row, the current-root row and the root it names — an
+ * statement: the run row, the identity row with the workspace encoding the
+ * file was written in, the current-root row and the root it names — an
  * object, or held by the newest event itself. The recognized schema lets
  * each singleton table hold at most one row (its key must be 1), so a
  * well-formed file returns exactly one row here; it reads primary-key
  * lookups and the newest event, O(1), never O(data).
  */
-const SINGLETONS = `SELECT r.workflow_id, r.run_id
+const SINGLETONS = `SELECT r.workflow_id, r.run_id, i.encoding
 FROM run AS r, runledger_identity AS i, workspace_current AS c
 WHERE r.singleton = 1 AND i.application_id = ${APPLICATION_ID}
   AND (EXISTS (SELECT 1 FROM workspace_object AS o WHERE ${objectIdEquals("o.id", "c.root_id")})
@@ -132,6 +135,10 @@ async function checkSingletons(
   const row = await readDamaged(reader, SINGLETONS, location);
   if (row === undefined) {
     throw singletonDamage(location, await readDamaged(reader, MISSING_SINGLETONS, location));
+  }
+  // Before the run's identity: a file of another encoding is refused for that, whoever asks.
+  if (row.encoding !== WORKSPACE_ENCODING_V1) {
+    throw encodingMismatch(SCHEMA_V1, location, String(row.encoding));
   }
   if (
     create !== undefined &&

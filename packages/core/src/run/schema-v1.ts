@@ -7,7 +7,12 @@
  * a run that breaks them:
  * - an identity row naming the format, so that a run created where the
  *   header cannot be written (a libSQL server refuses `PRAGMA
- *   application_id`) is still recognized, and nothing else is;
+ *   application_id`) is still recognized, and nothing else is; and the
+ *   workspace encoding the file was written in (../workspace/encoding.ts),
+ *   which open compares with this build's. The column has no CHECK naming
+ *   the encoding: a file of another encoding must still be read far enough
+ *   to be refused for what it is (`encoding_mismatch`), and the manifest's
+ *   `encoding`, which the digest covers, pins it instead;
  * - exactly one run row, whose stop reason has one of three shapes: none;
  *   host + code; or a journal event reference;
  * - a gap-free, append-only journal; every event records the workspace root
@@ -47,8 +52,11 @@
 import { manifestDigest, type SchemaManifest } from "../schema/manifest.js";
 import { autoIndex, index, table, trigger, view } from "../schema/objects.js";
 import { MAX_CHAIN } from "../workspace/delta.js";
+import { WORKSPACE_ENCODING_V1 } from "../workspace/encoding.js";
 import { CHUNK_SIZE } from "../workspace/files.js";
 import { EMPTY_ROOT_ID, INLINE_NODE_MAX } from "../workspace/node.js";
+import { OBJECT_KEY_PREFIX_BYTES, objectIdEquals } from "../workspace/object-key.js";
+import { BYTES, CHUNK_LIST, DELTA } from "../workspace/objects.js";
 
 /** PRAGMA application_id of every runledger run database: "RLDG" in ASCII. */
 export const APPLICATION_ID = 0x524c4447;
@@ -63,13 +71,15 @@ export const SCHEMA_V1: SchemaManifest = Object.freeze({
   applicationId: APPLICATION_ID,
   userVersion: RUN_SCHEMA_VERSION,
   identity: "runledger_identity",
+  encoding: WORKSPACE_ENCODING_V1,
   objects: Object.freeze([
     table(
       "runledger_identity",
       `CREATE TABLE runledger_identity (
   application_id INTEGER PRIMARY KEY CHECK (application_id = ${APPLICATION_ID}),
   format TEXT NOT NULL CHECK (format = 'runledger run database'),
-  version INTEGER NOT NULL CHECK (version = ${RUN_SCHEMA_VERSION})
+  version INTEGER NOT NULL CHECK (version = ${RUN_SCHEMA_VERSION}),
+  encoding TEXT NOT NULL CHECK (length(encoding) BETWEEN 1 AND 1024)
 ) STRICT`,
     ),
     table(
@@ -125,13 +135,13 @@ BEGIN SELECT RAISE(ABORT, 'journal events are immutable'); END`,
       "workspace_object",
       `CREATE TABLE workspace_object (
   id BLOB NOT NULL CHECK (length(id) = 32),
-  kind INTEGER NOT NULL CHECK (kind IN (0, 1, 2)),
+  kind INTEGER NOT NULL CHECK (kind IN (${BYTES}, ${CHUNK_LIST}, ${DELTA})),
   size INTEGER NOT NULL CHECK (size >= 0),
   depth INTEGER NOT NULL DEFAULT 0,
   data BLOB NOT NULL,
-  CHECK ((kind = 0 AND depth = 0 AND length(data) = size)
-    OR (kind = 1 AND depth = 0 AND size > ${CHUNK_SIZE} AND length(data) > 32 AND length(data) % 32 = 0)
-    OR (kind = 2 AND depth BETWEEN 1 AND ${MAX_CHAIN} AND length(data) > 32))
+  CHECK ((kind = ${BYTES} AND depth = 0 AND length(data) = size)
+    OR (kind = ${CHUNK_LIST} AND depth = 0 AND size > ${CHUNK_SIZE} AND length(data) > 32 AND length(data) % 32 = 0)
+    OR (kind = ${DELTA} AND depth BETWEEN 1 AND ${MAX_CHAIN} AND length(data) > 32))
 ) STRICT`,
     ),
     // The key index holds each id's first 8 bytes, not all 32 (see
@@ -139,13 +149,13 @@ BEGIN SELECT RAISE(ABORT, 'journal events are immutable'); END`,
     index(
       "workspace_object_by_id",
       "workspace_object",
-      "CREATE INDEX workspace_object_by_id ON workspace_object (substr(id, 1, 8))",
+      `CREATE INDEX workspace_object_by_id ON workspace_object (substr(id, 1, ${OBJECT_KEY_PREFIX_BYTES}))`,
     ),
     trigger(
       "workspace_object_once",
       "workspace_object",
       `CREATE TRIGGER workspace_object_once BEFORE INSERT ON workspace_object
-WHEN EXISTS (SELECT 1 FROM workspace_object WHERE substr(id, 1, 8) = substr(NEW.id, 1, 8) AND id = NEW.id)
+WHEN EXISTS (SELECT 1 FROM workspace_object WHERE ${objectIdEquals("id", "NEW.id")})
 BEGIN SELECT RAISE(IGNORE); END`,
     ),
     trigger(

@@ -33,6 +33,14 @@ export interface SchemaManifest {
    * is recognized as this format only when it holds this table exactly.
    */
   readonly identity?: string;
+  /**
+   * How the content the format stores is laid out (for a run database, the
+   * workspace encoding), where the format records it: the identity table's
+   * `encoding` column holds it, open compares it with this build's, and the
+   * digest covers it, so that a change of layout moves the digest even where
+   * no SQL changes.
+   */
+  readonly encoding?: string;
   /** In creation order, which is also sqlite_schema's rowid order. */
   readonly objects: readonly SchemaObject[];
 }
@@ -41,22 +49,33 @@ export interface SchemaManifest {
  * The canonical serialization that a manifest's digest is taken over, and
  * that a live database's schema is serialized to for comparison:
  * JSON of ["runledger-schema", application_id, user_version,
- * [[type, name, tbl_name, sql], …]] with objects in sqlite_schema rowid order.
+ * [[type, name, tbl_name, sql], …]] with objects in sqlite_schema rowid order,
+ * and the content encoding as a fifth element for a format that records one
+ * (without it the serialization is the four elements, as before).
  */
 export function serializeSchema(
   applicationId: number,
   userVersion: number,
   objects: readonly SchemaObject[],
+  encoding?: string,
 ): string {
   return JSON.stringify([
     "runledger-schema",
     applicationId,
     userVersion,
     objects.map((object) => [object.type, object.name, object.tableName, object.sql]),
+    ...(encoding === undefined ? [] : [encoding]),
   ]);
 }
 
 /** SHA-256 (hex) of the manifest's canonical serialization. */
 export function manifestDigest(manifest: SchemaManifest): string {
-  return sha256Hex(serializeSchema(manifest.applicationId, manifest.userVersion, manifest.objects));
+  return sha256Hex(
+    serializeSchema(
+      manifest.applicationId,
+      manifest.userVersion,
+      manifest.objects,
+      manifest.encoding,
+    ),
+  );
 }

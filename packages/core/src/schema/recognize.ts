@@ -20,6 +20,12 @@
  * - Damage — does it hold exactly what its version promises?
  *   `schema_mismatch`: an object missing, extra (an index, trigger, view) or
  *   different; the error lists every difference.
+ *   `encoding_mismatch`: the file records another content encoding than
+ *   this build's (the manifest's `encoding`): written by a build with other
+ *   layout constants. Its schema may match (most of the encoding is not in
+ *   the SQL) — then open's singleton read finds it — or differ where the SQL
+ *   names a constant — then the mismatch explains the difference, and only
+ *   this refusal pays a second read, of the identity row.
  *   `corrupt`: SQLite reports damage, or a singleton row that must exist does not.
  *   A file truncated after an intact header lands here: SQLite reads it as
  *   one of its own databases and reports the missing pages as damage
@@ -129,11 +135,58 @@ export async function recognize(
   } catch (error) {
     throw asDamage(error, manifest, location);
   }
-  const found = classify(live, manifest, location);
+  let found: Recognition;
+  try {
+    found = classify(live, manifest, location);
+  } catch (error) {
+    throw await explainedByEncoding(executor, manifest, location, error);
+  }
   if (found.kind !== "fresh") return found;
   // Only a fresh file pays this second read: is it empty, or a database with no tables?
   const { rows } = await executor.execute("SELECT page_count FROM pragma_page_count");
   return { ...found, empty: Number(rows[0]?.page_count ?? 0) === 0 };
+}
+
+/**
+ * A schema that differs from the manifest's, in a file whose identity row
+ * records another encoding: the encoding is the reason, and the refusal
+ * says so (with the schema differences as its cause). Any other refusal, or
+ * an identity row that cannot be read, stays as it was.
+ */
+async function explainedByEncoding(
+  executor: Executor,
+  manifest: SchemaManifest,
+  location: string,
+  error: unknown,
+): Promise<unknown> {
+  if (!isRunledgerError(error, "schema_mismatch")) return error;
+  if (manifest.encoding === undefined || manifest.identity === undefined) return error;
+  let recorded: unknown;
+  try {
+    const { rows } = await executor.execute(`SELECT encoding FROM "${manifest.identity}" LIMIT 1`);
+    recorded = rows[0]?.encoding;
+  } catch {
+    return error;
+  }
+  if (typeof recorded !== "string" || recorded === manifest.encoding) return error;
+  return encodingMismatch(manifest, location, recorded, error);
+}
+
+/** A file written in another content encoding than this build's. */
+export function encodingMismatch(
+  manifest: SchemaManifest,
+  location: string,
+  found: string,
+  cause?: unknown,
+): RunledgerError {
+  const expected = manifest.encoding ?? "";
+  return new RunledgerError(
+    "encoding_mismatch",
+    `cannot open ${location} as a ${manifest.title}: it was written in encoding "${found}" ` +
+      `and this build reads and writes encoding "${expected}". The file was not changed; ` +
+      "open it with the runledger build that wrote it",
+    { details: { found, expected }, ...(cause === undefined ? {} : { cause }) },
+  );
 }
 
 /** How a fresh file is described when it was expected to hold something. */

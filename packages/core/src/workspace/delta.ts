@@ -42,6 +42,12 @@ import {
 
 /** The deepest a delta row may be: a node is rebuilt from at most this many changes. */
 export const MAX_CHAIN = 16;
+/**
+ * The version of a delta's layout (its base id, then the operations of
+ * `Operations` below): a change to that layout raises it, and so moves the
+ * workspace encoding a file records (encoding.ts).
+ */
+export const DELTA_FORMAT = 1;
 
 /**
  * A delta's data for storing `node` (built here, with its bytes) as a change

@@ -72,11 +72,20 @@ export const INLINE_MAX = 256;
  */
 export const INLINE_NODE_MAX = 512;
 
-const DOMAIN = utf8("runledger/node/1\u0000");
+/** What every node's bytes start with (then a 0x00): the node format's name and version. */
+export const NODE_DOMAIN = "runledger/node/1";
+const DOMAIN = utf8(`${NODE_DOMAIN}\u0000`);
 const FILE = 1;
 const DIRECTORY = 2;
 const INLINE_FILE = 3;
 const INLINE_DIRECTORY = 4;
+/** The kind byte of each leaf entry (the layout above), by name. */
+export const ENTRY_KINDS: Readonly<Record<string, number>> = Object.freeze({
+  file: FILE,
+  directory: DIRECTORY,
+  "inline-file": INLINE_FILE,
+  "inline-directory": INLINE_DIRECTORY,
+});
 
 export type ItemKind = "file" | "directory" | "node";
 

@@ -16,7 +16,7 @@
 export const OBJECT_KEY_PREFIX_BYTES = 8;
 
 /** `WHERE` predicate for one object by id; bind `objectKey(id)`. */
-export const OBJECT_BY_ID = "substr(id, 1, 8) = ? AND id = ?";
+export const OBJECT_BY_ID = `substr(id, 1, ${OBJECT_KEY_PREFIX_BYTES}) = ? AND id = ?`;
 
 /** The values OBJECT_BY_ID binds: the id's prefix (a copy, not a view), then the id. */
 export function objectKey(id: Uint8Array): [Uint8Array, Uint8Array] {
@@ -25,5 +25,6 @@ export function objectKey(id: Uint8Array): [Uint8Array, Uint8Array] {
 
 /** The same predicate for a join: `column` (an object id) equal to `value`, an SQL expression. */
 export function objectIdEquals(column: string, value: string): string {
-  return `substr(${column}, 1, 8) = substr(${value}, 1, 8) AND ${column} = ${value}`;
+  const n = OBJECT_KEY_PREFIX_BYTES;
+  return `substr(${column}, 1, ${n}) = substr(${value}, 1, ${n}) AND ${column} = ${value}`;
 }
