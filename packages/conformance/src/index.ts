@@ -18,6 +18,7 @@ import { describeDatastoreFiles } from "./families/datastore-files.js";
 import { describeErrors } from "./families/errors.js";
 import { describeFirstOpeners } from "./families/first-openers.js";
 import { describeIdentity } from "./families/identity.js";
+import { describeJournalChain } from "./families/journal-chain.js";
 import { describeKilledWriter } from "./families/killed-writer.js";
 import { describePrefixListing } from "./families/prefix-listing.js";
 import { describeReadModel } from "./families/read-model.js";
@@ -77,6 +78,7 @@ export function describeConformance(subject: ConformanceSubject): void {
     describeRunSchema(fixtures);
     describeBadFiles(fixtures);
     describeRunJournal(fixtures);
+    describeJournalChain(fixtures);
     describeCrossAdapter(fixtures);
     describeCommitLog(fixtures);
     describeReadModel(fixtures);

@@ -193,7 +193,9 @@ export async function checkChain(
     previous = stored instanceof Uint8Array ? stored : GENESIS_DIGEST;
   }
   if (first !== undefined) {
-    problems.push(more === 0 ? first : `${first} (and ${more} more links after it)`);
+    problems.push(
+      more === 0 ? first : `${first} (and ${more} more ${more === 1 ? "link" : "links"} after it)`,
+    );
   }
 }
 

@@ -10,6 +10,8 @@
  */
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
+import { keysetRows } from "../port/keyset.js";
+import type { Row, SqlValue } from "../port/values.js";
 import type { SchemaManifest } from "./manifest.js";
 
 /** One CHECK of one table, and how its rows are named. */
@@ -44,15 +46,57 @@ export async function checkViolations(
   limit = 10,
 ): Promise<string[]> {
   const problems: string[] = [];
-  for (const { table, expression, key } of checkConstraints(manifest)) {
-    const { rows } = await executor.execute(
-      `SELECT ${key} AS at FROM ${table} WHERE NOT coalesce((${expression}), 1) LIMIT ${limit}`,
-    );
-    for (const row of rows) {
-      problems.push(`${table} ${key} ${shown(row.at)} breaks CHECK (${expression})`);
+  for (const check of checkConstraints(manifest)) {
+    for (const at of await breaking(executor, check, limit)) {
+      problems.push(`${check.table} ${check.key} ${shown(at)} breaks CHECK (${check.expression})`);
     }
   }
   return problems;
+}
+
+/**
+ * The keys of at most `limit` rows that break `check`. An expression can
+ * fail on a damaged value instead of answering false (json_type on text
+ * that is not JSON): then each row is evaluated on its own, and a row whose
+ * evaluation fails breaks the CHECK too — SQLite would refuse to store it.
+ */
+async function breaking(
+  executor: Executor,
+  { table, expression, key }: CheckConstraint,
+  limit: number,
+): Promise<unknown[]> {
+  const test = `NOT coalesce((${expression}), 1)`;
+  try {
+    const { rows } = await executor.execute(
+      `SELECT ${key} AS at FROM ${table} WHERE ${test} LIMIT ${limit}`,
+    );
+    return rows.map((row) => row.at);
+  } catch {
+    // Row by row, below.
+  }
+  const found: unknown[] = [];
+  const keys = keysetRows<unknown, Row>({
+    start: null,
+    page: async (after, size) =>
+      (
+        await (after === null
+          ? executor.execute(`SELECT ${key} AS at FROM ${table} ORDER BY ${key} LIMIT ?`, [size])
+          : executor.execute(
+              `SELECT ${key} AS at FROM ${table} WHERE ${key} > ? ORDER BY ${key} LIMIT ?`,
+              [after as SqlValue, size],
+            ))
+      ).rows,
+    keyOf: (row) => row.at,
+    limit: 500,
+  });
+  for await (const { at } of keys) {
+    const holds = await executor
+      .execute(`SELECT ${test} AS broken FROM ${table} WHERE ${key} = ?`, [at as SqlValue])
+      .then(({ rows }) => !rows[0]?.broken, () => false);
+    if (!holds) found.push(at);
+    if (found.length === limit) break;
+  }
+  return found;
 }
 
 function shown(value: unknown): string {
