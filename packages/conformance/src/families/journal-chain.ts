@@ -15,7 +15,7 @@ import type { RunLease, VerifyReport } from "@runledger/core";
 import type { Row } from "@runledger/core/port";
 import { describe, expect, it } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
-import { CREATE, openRun, raw, runStore } from "./run-fixtures.js";
+import { CREATE, copyInto, openRun, raw, runStore } from "./run-fixtures.js";
 
 const GENESIS = Buffer.alloc(32);
 const DOMAIN = Buffer.from("runledger journal event v1\0", "latin1");
@@ -126,17 +126,29 @@ const RECORDS = [
  * that its bytes are the whole run and a read-only open needs no WAL index.
  */
 async function fourEvents(fx: Fixtures): Promise<{ location: string; rows: EventRow[] }> {
-  const location = fx.location();
+  const written = fx.location();
   const store = runStore(fx);
-  const lease = await store.open(location, { create: CREATE });
+  const lease = await store.open(written, { create: CREATE });
   await lease.transact(async (tx) => {
     for (const record of RECORDS) await tx.journal.append(record);
   });
   const rows = await eventRows(lease);
   await lease.release();
   await store.close();
-  if (fx.has("files")) await raw(fx, location, ["PRAGMA journal_mode = DELETE"]);
-  return { location, rows };
+  return { location: await selfContained(fx, written), rows };
+}
+
+/**
+ * A local run's file as one self-contained file: copied alone once its store
+ * closed (a driver whose handle closes later may still touch the original's
+ * side files), then switched to rollback-journal mode on a raw connection.
+ * A remote location as it is.
+ */
+async function selfContained(fx: Fixtures, location: string): Promise<string> {
+  if (!fx.has("files")) return location;
+  const copy = await copyInto(fx, location);
+  await raw(fx, copy, ["PRAGMA journal_mode = DELETE"]);
+  return copy;
 }
 
 /** Replaces `from` by `to` (same length) at each place the file's bytes hold it. */
@@ -180,16 +192,16 @@ export function describeJournalChain(fx: Fixtures): void {
         await tx.journal.append({ n: 2 }, { key: "the-key" });
         await tx.workspace.apply({ put: { "a.txt": "one" } });
       });
-      // A second lease: its first append reads the newest event instead of guessing it.
-      const other = await runStore(fx).open(lease.location);
-      await other.transact((tx) => tx.journal.append({ n: 3 }));
-      await other.release();
-      await lease.transact((tx) => tx.journal.append({ n: 4 }));
-      const rows = await eventRows(lease);
+      // A new lease: its first append reads the newest event instead of guessing it.
+      await lease.release();
+      const again = await openRun(fx, lease.location);
+      await again.transact((tx) => tx.journal.append({ n: 3 }));
+      await again.transact((tx) => tx.journal.append({ n: 4 }));
+      const rows = await eventRows(again);
       expect(rows.map((row) => Number(row.sequence))).toEqual([1, 2, 3, 4, 5]);
       expectChained(rows, GENESIS);
-      expect(await anchorOf(lease)).toBeNull();
-      expect(await lease.verify()).toMatchObject({ ok: true, problems: [] });
+      expect(await anchorOf(again)).toBeNull();
+      expect(await again.verify()).toMatchObject({ ok: true, problems: [] });
     });
 
     it("stays verifiable after a prune: the anchor records the digest before the oldest event kept", async () => {
@@ -328,12 +340,14 @@ export function describeJournalChain(fx: Fixtures): void {
 
     fx.needs("files").it("refuses a keyed append whose first event's record was damaged as corrupt, not as a conflict", async () => {
       const location = fx.location();
-      const lease = await openRun(fx, location);
+      const store = runStore(fx);
+      const lease = await store.open(location, { create: CREATE });
       await lease.transact((tx) => tx.journal.append({ step: "parse" }, { key: "k" }));
       await lease.release();
-      await raw(fx, location, ["PRAGMA journal_mode = DELETE"]);
-      await editBytes(location, '{"step":"parse"', 'z"step":"parse"');
-      const reopened = await openRun(fx, location);
+      await store.close();
+      const copy = await selfContained(fx, location);
+      await editBytes(copy, '{"step":"parse"', 'z"step":"parse"');
+      const reopened = await openRun(fx, copy);
       const error = await failureOf(() =>
         reopened.transact((tx) => tx.journal.append({ step: "other" }, { key: "k" })),
       );
