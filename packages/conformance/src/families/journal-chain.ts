@@ -312,46 +312,84 @@ export function describeJournalChain(fx: Fixtures): void {
       });
     }
 
-    fx.needs("files").it("reads a record whose JSON a flipped byte broke as corrupt, naming its sequence", async () => {
-      const { location } = await fourEvents(fx);
-      await editBytes(location, '{"step":"parse"', 'z"step":"parse"');
-      for (const readOnly of [true, false]) {
-        const lease = await runStore(fx).open(location, readOnly ? { readOnly: true } : {});
-        const listed = await failureOf(() => lease.read((r) => r.journal.list()));
-        expect([listed.code, listed.details?.sequence], `readOnly: ${readOnly}`).toEqual([
-          "corrupt",
-          BROKEN_AT,
+    const ignoringChecks = fx
+      .needs("local")
+      .because("sqld refuses PRAGMA ignore_check_constraints, which writes the rows to find");
+    ignoringChecks.it(
+      "reports each row that breaks a CHECK of the schema, read-only and writable alike",
+      async () => {
+        const { location } = await fourEvents(fx);
+        // Written by a raw connection that has SQLite skip its CHECKs.
+        await raw(fx, location, [
+          "PRAGMA ignore_check_constraints = ON",
+          "UPDATE run SET workflow_id = ''",
+          "INSERT INTO workspace_pin (name, root_id, created_at) VALUES ('', X'00', 0)",
+          "INSERT INTO journal_anchor (singleton, sequence, digest) VALUES (1, 0, X'00')",
+          `INSERT INTO journal (sequence, event_id, record, root_id, written_at, digest)
+SELECT 5, 'raw', '[5]', root_id, 0, zeroblob(31) FROM workspace_current`,
         ]);
-        expect(listed.message).toMatch(/journal event 2 is damaged: its record is not valid JSON/);
-        const streamed = await failureOf(() =>
-          lease.read(async (r) => {
-            for await (const _ of r.journal.stream()) {
-              // read through to the damaged event
-            }
-          }),
-        );
-        expect([streamed.code, streamed.details?.sequence]).toEqual(["corrupt", BROKEN_AT]);
-        // The events before it read as they were.
-        const first = await lease.read((r) => r.journal.list({ limit: 1 }));
-        expect(first.map((event) => event.record)).toEqual([RECORDS[0]]);
-        await lease.release();
-      }
-    });
+        const { writable, readOnly } = await verifyBoth(fx, location);
+        expect(readOnly.problems).toEqual(writable.problems);
+        expect(readOnly.problems.filter((line) => line.includes("breaks CHECK"))).toEqual([
+          "run singleton 1 breaks CHECK (length(workflow_id) BETWEEN 1 AND 256)",
+          "journal sequence 5 breaks CHECK (json_valid(record) AND json_type(record) = 'object')",
+          "journal sequence 5 breaks CHECK (length(digest) = 32)",
+          "journal_anchor singleton 1 breaks CHECK (sequence >= 1)",
+          "journal_anchor singleton 1 breaks CHECK (length(digest) = 32)",
+          'workspace_pin name "" breaks CHECK (length(name) BETWEEN 1 AND 256)',
+          'workspace_pin name "" breaks CHECK (length(root_id) = 32)',
+        ]);
+      },
+    );
 
-    fx.needs("files").it("refuses a keyed append whose first event's record was damaged as corrupt, not as a conflict", async () => {
-      const location = fx.location();
-      const store = runStore(fx);
-      const lease = await store.open(location, { create: CREATE });
-      await lease.transact((tx) => tx.journal.append({ step: "parse" }, { key: "k" }));
-      await lease.release();
-      await store.close();
-      const copy = await selfContained(fx, location);
-      await editBytes(copy, '{"step":"parse"', 'z"step":"parse"');
-      const reopened = await openRun(fx, copy);
-      const error = await failureOf(() =>
-        reopened.transact((tx) => tx.journal.append({ step: "other" }, { key: "k" })),
-      );
-      expect([error.code, error.details?.sequence]).toEqual(["corrupt", 1]);
-    });
+    fx.needs("files").it(
+      "reads a record whose JSON a flipped byte broke as corrupt, naming its sequence",
+      async () => {
+        const { location } = await fourEvents(fx);
+        await editBytes(location, '{"step":"parse"', 'z"step":"parse"');
+        for (const readOnly of [true, false]) {
+          const lease = await runStore(fx).open(location, readOnly ? { readOnly: true } : {});
+          const listed = await failureOf(() => lease.read((r) => r.journal.list()));
+          expect([listed.code, listed.details?.sequence], `readOnly: ${readOnly}`).toEqual([
+            "corrupt",
+            BROKEN_AT,
+          ]);
+          expect(listed.message).toMatch(
+            /journal event 2 is damaged: its record is not valid JSON/,
+          );
+          const streamed = await failureOf(() =>
+            lease.read(async (r) => {
+              for await (const _ of r.journal.stream()) {
+                // read through to the damaged event
+              }
+            }),
+          );
+          expect([streamed.code, streamed.details?.sequence]).toEqual(["corrupt", BROKEN_AT]);
+          // The events before it read as they were.
+          const first = await lease.read((r) => r.journal.list({ limit: 1 }));
+          expect(first.map((event) => event.record)).toEqual([RECORDS[0]]);
+          await lease.release();
+        }
+      },
+    );
+
+    fx.needs("files").it(
+      "refuses a keyed append whose first event's record was damaged as corrupt, not as a conflict",
+      async () => {
+        const location = fx.location();
+        const store = runStore(fx);
+        const lease = await store.open(location, { create: CREATE });
+        await lease.transact((tx) => tx.journal.append({ step: "parse" }, { key: "k" }));
+        await lease.release();
+        await store.close();
+        const copy = await selfContained(fx, location);
+        await editBytes(copy, '{"step":"parse"', 'z"step":"parse"');
+        const reopened = await openRun(fx, copy);
+        const error = await failureOf(() =>
+          reopened.transact((tx) => tx.journal.append({ step: "other" }, { key: "k" })),
+        );
+        expect([error.code, error.details?.sequence]).toEqual(["corrupt", 1]);
+      },
+    );
   });
 }

@@ -62,7 +62,13 @@ export function eventDigest(
   const { eventId, key, record } = event;
   // At most three UTF-8 bytes per UTF-16 code unit.
   const most =
-    DOMAIN.length + 32 + 8 + 8 + 32 + 13 + 3 * (eventId.length + record.length + (key?.length ?? 0));
+    DOMAIN.length +
+    32 +
+    8 +
+    8 +
+    32 +
+    13 +
+    3 * (eventId.length + record.length + (key?.length ?? 0));
   if (scratch.length < most) {
     scratch = new Uint8Array(Math.max(most, scratch.length * 2));
     view = new DataView(scratch.buffer);
@@ -188,7 +194,8 @@ export async function checkChain(
     expected = undefined;
     const stored = row.digest;
     const broken = !linkHolds(hash, previous, row);
-    if (broken && first === undefined) first = `journal: the digest chain breaks at event ${sequence}: its digest is not that of its fields and of the digest before it`;
+    if (broken && first === undefined)
+      first = `journal: the digest chain breaks at event ${sequence}: its digest is not that of its fields and of the digest before it`;
     else if (broken) more++;
     previous = stored instanceof Uint8Array ? stored : GENESIS_DIGEST;
   }

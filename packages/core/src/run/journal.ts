@@ -51,26 +51,32 @@ export class JournalReader {
 
   /** Events after `after` (exclusive, default 0), at most `limit` (default 1000). */
   async list(options: { after?: number; limit?: number } = {}): Promise<JournalEvent[]> {
-    const after = options.after ?? 0;
-    const limit = options.limit ?? 1000;
+    return (await this.#rows(options.after ?? 0, options.limit ?? 1000)).map(toEvent);
+  }
+
+  /**
+   * Every event after `after`, fetched a page at a time so a long journal
+   * never sits whole in memory. Each row becomes an event as it is yielded:
+   * the events before a damaged one are read before it fails.
+   */
+  async *stream(options: { after?: number; pageSize?: number } = {}): AsyncGenerator<JournalEvent> {
+    const rows = keysetRows({
+      start: options.after ?? 0,
+      page: (after, limit) => this.#rows(after, limit),
+      keyOf: (row) => Number(row.sequence),
+      limit: options.pageSize ?? 500,
+    });
+    for await (const row of rows) yield toEvent(row);
+  }
+
+  async #rows(after: number, limit: number): Promise<Row[]> {
     if (!Number.isSafeInteger(after) || after < 0 || !Number.isSafeInteger(limit) || limit < 0) {
       throw new RunledgerError(
         "invalid_argument",
         "journal.list takes whole numbers: after >= 0 and limit >= 0",
       );
     }
-    const { rows } = await this.executor.execute(LIST, [after, limit]);
-    return rows.map(toEvent);
-  }
-
-  /** Every event after `after`, fetched a page at a time so a long journal never sits whole in memory. */
-  async *stream(options: { after?: number; pageSize?: number } = {}): AsyncGenerator<JournalEvent> {
-    yield* keysetRows({
-      start: options.after ?? 0,
-      page: (after, limit) => this.list({ after, limit }),
-      keyOf: (event) => event.sequence,
-      limit: options.pageSize ?? 500,
-    });
+    return (await this.executor.execute(LIST, [after, limit])).rows;
   }
 }
 
@@ -189,7 +195,11 @@ export class JournalWriter extends JournalReader {
     const eventId = this.#context.newId();
     const guess = this.guess();
     if (guess !== undefined) {
-      const digest = await this.#appendAfter(guess, { eventId, key, text, root: guess.root }, "append");
+      const digest = await this.#appendAfter(
+        guess,
+        { eventId, key, text, root: guess.root },
+        "append",
+      );
       if (digest !== undefined) {
         this.#seen(guess.sequence + 1, guess.root, digest);
         return { sequence: guess.sequence + 1, eventId, rootId: toHex(guess.root) };

@@ -92,14 +92,19 @@ async function breaking(
   for await (const { at } of keys) {
     const holds = await executor
       .execute(`SELECT ${test} AS broken FROM ${table} WHERE ${key} = ?`, [at as SqlValue])
-      .then(({ rows }) => !rows[0]?.broken, () => false);
+      .then(
+        ({ rows }) => !rows[0]?.broken,
+        () => false,
+      );
     if (!holds) found.push(at);
     if (found.length === limit) break;
   }
   return found;
 }
 
+/** A row's key as a report shows it: a number as it is, a text quoted, a blob in hex. */
 function shown(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
   if (!(value instanceof Uint8Array)) return String(value);
   let hex = "";
   for (const byte of value) hex += byte.toString(16).padStart(2, "0");
@@ -170,7 +175,10 @@ function closingParen(sql: string, open: number): number {
     else if (c === "(") depth++;
     else if (c === ")" && --depth === 0) return at;
   }
-  throw new RunledgerError("internal_error", `a schema statement has unbalanced parentheses: ${sql}`);
+  throw new RunledgerError(
+    "internal_error",
+    `a schema statement has unbalanced parentheses: ${sql}`,
+  );
 }
 
 function nextQuote(sql: string, from: number): number {
