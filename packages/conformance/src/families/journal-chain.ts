@@ -204,6 +204,28 @@ export function describeJournalChain(fx: Fixtures): void {
       expect(await again.verify()).toMatchObject({ ok: true, problems: [] });
     });
 
+    fx.needs("walSharedMemory").it(
+      "never chains from a guess a rollback left, when another handle wrote the same sequence at the same root",
+      async () => {
+        const lease = await openRun(fx, fx.location());
+        await lease.transact((tx) => tx.journal.append({ n: 1 }));
+        // This lease's guess becomes event 2 as it wrote it, then the write is undone.
+        await expect(
+          lease.transact(async (tx) => {
+            await tx.journal.append({ n: "undone" });
+            throw new Error("roll back");
+          }),
+        ).rejects.toThrow("roll back");
+        const other = await runStore(fx).open(lease.location);
+        await other.transact((tx) => tx.journal.append({ n: 2 }));
+        await other.release();
+        // Event 2 has the guessed sequence and root, not the guessed digest: the guess is stale.
+        await lease.transact((tx) => tx.journal.append({ n: 3 }));
+        expectChained(await eventRows(lease), GENESIS);
+        expect(await lease.verify()).toMatchObject({ ok: true, problems: [] });
+      },
+    );
+
     it("stays verifiable after a prune: the anchor records the digest before the oldest event kept", async () => {
       const lease = await openRun(fx, fx.location());
       for (let n = 1; n <= 6; n++) await lease.transact((tx) => tx.journal.append({ n }));
