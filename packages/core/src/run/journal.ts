@@ -32,7 +32,8 @@ const SELECT_EVENT = `SELECT sequence, event_id, idempotency_key, record, root_i
 // root for an apply: publishing a root is this one row. Its node is the one
 // given (an apply's new root, when small enough to be held), else the base
 // event's when the root is the same (an append). Before the first event, the
-// base is sequence 0 with the digest the first event chains from.
+// base is sequence 0 with the digest the first event chains from, and no row
+// is looked for.
 const APPEND_AFTER = `INSERT INTO journal (sequence, event_id, idempotency_key, record, root_id, root_node, written_at, digest)
 SELECT ?, ?, ?, ?, ?, coalesce(?, (SELECT root_node FROM journal WHERE sequence = ? AND root_id = ?)), ?, ?
 WHERE coalesce((SELECT digest FROM journal WHERE sequence = ?), ?) = ?`;
@@ -261,7 +262,9 @@ export class JournalWriter extends JournalReader {
         writtenAt,
         digest,
         base.sequence,
-        previous,
+        // Only before the first event may the base be missing: a guess of a
+        // rolled-back event names a sequence no row holds, and writes nothing.
+        base.sequence === 0 ? previous : null,
         previous,
       ]);
       return changes === 1 ? digest : undefined;
