@@ -152,7 +152,7 @@ export class RunLease {
     return this.#lease.read((scope) => fn(new RunSnapshot(scope, this.#context.workspace)));
   }
 
-  /** The deep, O(data) check: integrity, gap-free journal, every object re-hashed, every reference. */
+  /** The deep, O(data) check: integrity, every CHECK, gap-free journal and its digest chain, every object re-hashed, every reference. */
   verify(options: { progress?: VerifyProgress } = {}): Promise<VerifyReport> {
     return this.#lease.read((scope) =>
       verifyRun(scope, this.#context.workspace.hash, options.progress),
