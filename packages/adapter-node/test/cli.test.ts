@@ -295,6 +295,43 @@ describe("fork, gc, verify", SLOW, () => {
       /^runledger: verify_failed: \d+ problem\(s\) found in \S+; restore it from a copy\n$/,
     );
   });
+
+  it("log --json on a damaged event still prints one JSON document, and exits 1 with the code on stderr", () => {
+    const file = join(dir, "damaged-record.db");
+    copyFileSync(demoFile, file);
+    const db = new Database(file);
+    db.pragma("journal_mode = DELETE");
+    const { record } = db.prepare("SELECT record FROM journal WHERE sequence = 20").get() as {
+      record: string;
+    };
+    db.close();
+    // One bit of the record's first byte flipped ("{" becomes "z"): its JSON is broken.
+    const bytes = readFileSync(file);
+    const at = bytes.indexOf(Buffer.from(record, "utf8"));
+    expect(at).toBeGreaterThan(0);
+    bytes[at] = bytes[at]! ^ 0x01;
+    writeFileSync(file, bytes);
+
+    const result = runledger(["log", file, "--json"]);
+    expect(result.code).toBe(1);
+    const parsed = json(result);
+    expect(parsed.events.map((event: { sequence: number }) => event.sequence)).toEqual(
+      Array.from({ length: 19 }, (_, i) => i + 1),
+    );
+    expect(parsed.error.code).toBe("corrupt");
+    expect(parsed.error.message).toMatch(/journal event 20 is damaged/);
+    expect(result.stderr).toMatch(/^runledger: corrupt: journal event 20 is damaged: /);
+    // Nothing read yet: still one document.
+    const first = runledger(["log", file, "--after", "19", "--json"]);
+    expect(first.code).toBe(1);
+    expect(json(first)).toMatchObject({ events: [], error: { code: "corrupt" } });
+    // And verify finds it, exit 1.
+    const verified = runledger(["verify", file, "--json"]);
+    expect(verified.code).toBe(1);
+    expect(json(verified).problems).toContain(
+      "journal sequence 20 breaks CHECK (json_valid(record) AND json_type(record) = 'object')",
+    );
+  });
 });
 
 describe("read commands never write", SLOW, () => {

@@ -19,6 +19,7 @@ import { describeEndedTransactions } from "./families/ended-transactions.js";
 import { describeErrors } from "./families/errors.js";
 import { describeFirstOpeners } from "./families/first-openers.js";
 import { describeIdentity } from "./families/identity.js";
+import { describeJournalChain } from "./families/journal-chain.js";
 import { describeKilledWriter } from "./families/killed-writer.js";
 import { describeOpenCost } from "./families/open-cost.js";
 import { describeOtherEncodings } from "./families/other-encodings.js";
@@ -85,6 +86,7 @@ export function describeConformance(subject: ConformanceSubject): void {
     describeBadFiles(fixtures);
     describeOtherEncodings(fixtures);
     describeRunJournal(fixtures);
+    describeJournalChain(fixtures);
     describeCrossAdapter(fixtures);
     describeCommitLog(fixtures);
     describeReadModel(fixtures);

@@ -3,7 +3,7 @@
  * streamed so a long journal never sits whole in memory.
  */
 import type { JournalEvent, RunSnapshot } from "@runledger/core";
-import { EXIT_OK, iso, type Output, short, write } from "./output.js";
+import { describeError, EXIT_FAILED, EXIT_OK, iso, type Output, short, write } from "./output.js";
 import { readRun } from "./store.js";
 
 /** Events fetched per statement when --limit bounds the read. */
@@ -20,25 +20,42 @@ export function eventLine(event: JournalEvent): string {
   return `${String(event.sequence).padStart(4)}  ${iso(event.writtenAt)}  root ${short(event.rootId)}${key}  ${JSON.stringify(event.record)}`;
 }
 
-/** Prints journal events in sequence order, streamed a page at a time. */
+/**
+ * Prints journal events in sequence order, streamed a page at a time. With
+ * --json, stdout is one JSON document even when reading fails midway (a
+ * damaged event): the array is closed, an `error` member names the failure,
+ * and its code goes to stderr too, with exit 1.
+ */
 export async function log(file: string, options: LogOptions, output: Output): Promise<number> {
   const after = options.after ?? 0;
-  await readRun(file, (lease) =>
-    lease.read(async (r) => {
-      if (output.json)
-        await write(process.stdout, `{\n  "file": ${JSON.stringify(file)},\n  "events": [`);
-      let count = 0;
-      for await (const event of events(r, after, options.limit)) {
+  let opened = false;
+  let count = 0;
+  try {
+    await readRun(file, (lease) =>
+      lease.read(async (r) => {
         if (output.json) {
-          await write(process.stdout, `${count === 0 ? "" : ","}\n    ${JSON.stringify(event)}`);
-        } else {
-          await write(process.stdout, `${eventLine(event)}\n`);
+          await write(process.stdout, `{\n  "file": ${JSON.stringify(file)},\n  "events": [`);
+          opened = true;
         }
-        count++;
-      }
-      if (output.json) await write(process.stdout, `${count === 0 ? "" : "\n  "}]\n}\n`);
-    }),
-  );
+        for await (const event of events(r, after, options.limit)) {
+          if (output.json) {
+            await write(process.stdout, `${count === 0 ? "" : ","}\n    ${JSON.stringify(event)}`);
+          } else {
+            await write(process.stdout, `${eventLine(event)}\n`);
+          }
+          count++;
+        }
+      }),
+    );
+  } catch (error) {
+    if (!opened) throw error;
+    const { code, message } = describeError(error);
+    const failure = JSON.stringify({ code, message });
+    await write(process.stdout, `${count === 0 ? "" : "\n  "}],\n  "error": ${failure}\n}\n`);
+    await write(process.stderr, `runledger: ${code}: ${message}\n`);
+    return EXIT_FAILED;
+  }
+  if (output.json) await write(process.stdout, `${count === 0 ? "" : "\n  "}]\n}\n`);
   return EXIT_OK;
 }
 

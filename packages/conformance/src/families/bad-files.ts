@@ -223,8 +223,8 @@ export function describeBadFiles(fx: Fixtures): void {
       {
         name: "a valid v1 file whose newest event names a root neither stored nor held",
         build: derived([
-          `INSERT INTO journal (sequence, event_id, record, root_id, root_node, written_at)
-SELECT coalesce(max(sequence), 0) + 1, 'e', '{}', X'${"ab".repeat(32)}', NULL, 0 FROM journal`,
+          `INSERT INTO journal (sequence, event_id, record, root_id, root_node, written_at, digest)
+SELECT coalesce(max(sequence), 0) + 1, 'e', '{}', X'${"ab".repeat(32)}', NULL, 0, zeroblob(32) FROM journal`,
         ]),
         code: "corrupt",
         check: (error) =>

@@ -589,8 +589,8 @@ export function describeRunJournal(fx: Fixtures): void {
 
     /** A raw event after the newest, at `root` holding `node` (SQL expressions). */
     const rawEvent = (root: string, node: string) =>
-      `INSERT INTO journal (sequence, event_id, record, root_id, root_node, written_at)
-SELECT max(sequence) + 1, 'raw-' || max(sequence), '{}', ${root}, ${node}, 0 FROM journal`;
+      `INSERT INTO journal (sequence, event_id, record, root_id, root_node, written_at, digest)
+SELECT max(sequence) + 1, 'raw-' || max(sequence), '{}', ${root}, ${node}, 0, zeroblob(32) FROM journal`;
 
     it("reports a root the journal retains whose node is missing", async () => {
       const missing = "ab".repeat(32);

@@ -199,8 +199,8 @@ export function describeRunLifecycle(fx: Fixtures): void {
         ["interrupted", "UPDATE run SET status = 'suspended'"],
         ...[...PAUSED, ...TERMINAL].map((status): [StopStatus, string] => [
           status,
-          `INSERT INTO journal (sequence, event_id, record, root_id, written_at)
-SELECT 2, 'raw', '{}', root_id, 0 FROM workspace_current`,
+          `INSERT INTO journal (sequence, event_id, record, root_id, written_at, digest)
+SELECT 2, 'raw', '{}', root_id, 0, zeroblob(32) FROM workspace_current`,
         ]),
       ];
       for (const [status, sql] of refusals) {

@@ -10,6 +10,7 @@ import { EMPTY_ROOT_ID, EMPTY_ROOT_ID_BYTES } from "../workspace/node.js";
 import { type NodeCache, NodeLoader } from "../workspace/objects.js";
 import type { RootPoint } from "../workspace/sources.js";
 import { currentRootId, parseRootId } from "../workspace/workspace.js";
+import { digestOf, SET_ANCHOR } from "./chain.js";
 import { JournalReader, JournalWriter, journalText } from "./journal.js";
 import { RunRecordReader } from "./run-row.js";
 import type { RunContext } from "./types.js";
@@ -27,7 +28,8 @@ export interface ForkResult {
  * Copies the workspace at one root of `source` into `target`, a run just
  * created and still empty, in one transaction of the target: only objects
  * that root reaches are copied, the target's current root becomes it, and
- * the target's first journal event records where it came from.
+ * the target's first journal event records where it came from — and chains
+ * from the source's digest there (the anchor row says so: ./chain.ts).
  */
 export async function forkInto(
   source: Lease,
@@ -54,6 +56,8 @@ export async function forkInto(
       root = at.root;
     }
     const rootBytes = root === undefined ? await currentRootId(reader) : parseRootId(root);
+    // What the target's first event chains from: the event forked at, else the source's newest.
+    const sourceDigest = (await digestOf(reader, fromSequence ?? undefined))!;
     // A named root is checked as every read checks it: a directory node this run holds.
     if (root !== undefined) await new NodeLoader(reader, cache).loadRoot(rootBytes, root);
     return target.transact(async (tx) => {
@@ -66,6 +70,7 @@ export async function forkInto(
         );
       }
       const { rootNode } = await copyRoot(reader, tx, rootBytes);
+      await tx.execute(SET_ANCHOR, [1, sourceDigest]);
       const event = await journal.publish(
         journalText({
           kind: "fork",
@@ -74,9 +79,10 @@ export async function forkInto(
             runId: run.runId,
             rootId: toHex(rootBytes),
             sequence: fromSequence,
+            digest: toHex(sourceDigest),
           },
         }),
-        { sequence: 0, root: EMPTY_ROOT_ID_BYTES },
+        { sequence: 0, root: EMPTY_ROOT_ID_BYTES, digest: sourceDigest },
         rootBytes,
         rootNode,
       );

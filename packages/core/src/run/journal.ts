@@ -13,37 +13,33 @@ import { prefixCondition } from "../port/prefix-range.js";
 import { isWellFormed } from "../port/text.js";
 import type { Row } from "../port/values.js";
 import type { WriteScope } from "../transaction/scope.js";
-import { EMPTY_ROOT_ID_BYTES } from "../workspace/node.js";
 import type { RootBase } from "../workspace/publish.js";
+import { readHead } from "../workspace/roots.js";
+import { eventDigest, firstLink } from "./chain.js";
 import { isLifecycleRefusal, lifecycleRefusal } from "./lifecycle.js";
 import type { AppendResult, JournalEvent, RunContext, RunStatus } from "./types.js";
 
 const SELECT_EVENT = `SELECT sequence, event_id, idempotency_key, record, root_id, written_at FROM journal`;
 
-// Without a guess: the statement names the next sequence and the current
-// root itself (one statement, not a read and a write) and returns both. A
-// root held in the newest event's row is held in the new one too, so that
-// every event keeps the root it records readable, whatever is pruned.
-const APPEND = `INSERT INTO journal (sequence, event_id, idempotency_key, record, root_id, root_node, written_at)
-VALUES ((SELECT coalesce(max(sequence), 0) + 1 FROM journal), ?, ?, ?,
-  (SELECT root_id FROM workspace_current),
-  (SELECT root_node FROM journal ORDER BY sequence DESC LIMIT 1), ?)
-RETURNING sequence, root_id`;
-
-// With a guess — the sequence and root of the newest event, as a lease last
-// saw them (RootHint), or as an apply read them under the write lock — the
-// next row with every value bound, written only while that event is still
-// the newest at that root. SQLite checks the sequence itself: the
-// journal_gap_free trigger refuses one that is not max + 1. So a stale guess
-// (another lease or process appended or moved the root, or a rollback undid
-// this lease's own work) writes nothing: no row when the root moved, a
-// refusal when the sequence did. The row's root is the guessed one for an
-// append, and the new root for an apply: publishing a root is this one row.
-// Its node is the one given (an apply's new root, when small enough to be
-// held), else the guessed event's when the root is the same (an append).
-const APPEND_AFTER = `INSERT INTO journal (sequence, event_id, idempotency_key, record, root_id, root_node, written_at)
-SELECT ?, ?, ?, ?, ?, coalesce(?, (SELECT root_node FROM journal WHERE sequence = ? AND root_id = ?)), ?
-WHERE coalesce((SELECT root_id FROM journal WHERE sequence = ?), ?) = ?`;
+// The next row with every value bound — its digest too, computed from the
+// event before it (./chain.ts) — written only while that event, `base`, is
+// still the newest: the sequence, root and digest of the newest event, as a
+// lease last saw them (RootHint), or as read under the write lock (a first
+// append on a lease, an apply that could not use the guess). SQLite checks
+// the sequence itself: the journal_gap_free trigger refuses one that is not
+// max + 1; and the base's digest, which covers its root, must be the one
+// stored. So a stale guess (another lease or process appended or moved the
+// root, or a rollback undid this lease's own work) writes nothing: no row
+// when the event at that sequence is another, a refusal when the sequence
+// moved on. The row's root is the guessed one for an append, and the new
+// root for an apply: publishing a root is this one row. Its node is the one
+// given (an apply's new root, when small enough to be held), else the base
+// event's when the root is the same (an append). Before the first event, the
+// base is sequence 0 with the digest the first event chains from, and no row
+// is looked for.
+const APPEND_AFTER = `INSERT INTO journal (sequence, event_id, idempotency_key, record, root_id, root_node, written_at, digest)
+SELECT ?, ?, ?, ?, ?, coalesce(?, (SELECT root_node FROM journal WHERE sequence = ? AND root_id = ?)), ?, ?
+WHERE coalesce((SELECT digest FROM journal WHERE sequence = ?), ?) = ?`;
 
 const BY_KEY = `SELECT sequence, event_id, record, root_id FROM journal WHERE idempotency_key = ?`;
 
@@ -86,28 +82,30 @@ export class JournalReader {
         `journal.list's limit is a whole number of at least 1; got ${String(limit)}`,
       );
     }
-    return this.#page(range, limit);
+    return (await this.#page(range, limit)).map(toEvent);
   }
 
   /**
    * Every event `list` would return with the same options and no limit,
    * fetched `pageSize` (default 500) at a time so a long journal never sits
-   * whole in memory.
+   * whole in memory. Each row becomes an event as it is yielded: the events
+   * before a damaged one are read before it fails.
    */
   async *stream(options: JournalStreamOptions = {}): AsyncGenerator<JournalEvent> {
     checkNames(options, [...READ_OPTIONS, "pageSize"], "journal.stream's options");
     const range = readRange(options, "journal.stream");
     const descending = range.order === "desc";
-    yield* keysetRows({
+    const rows = keysetRows({
       start: descending ? range.before : range.after,
       page: (cursor, limit) =>
         this.#page(descending ? { ...range, before: cursor } : { ...range, after: cursor }, limit),
-      keyOf: (event) => event.sequence,
+      keyOf: (row) => Number(row.sequence),
       limit: options.pageSize ?? 500,
     });
+    for await (const row of rows) yield toEvent(row);
   }
 
-  #page(range: ReadRange, limit: number): Promise<JournalEvent[]> {
+  #page(range: ReadRange, limit: number): Promise<Row[]> {
     const prefix =
       range.keyPrefix === undefined
         ? undefined
@@ -120,7 +118,7 @@ export class JournalReader {
       this.#lists.set(shape, sql);
     }
     const params = [range.after, range.before, ...(prefix?.params ?? []), limit];
-    return this.executor.execute(sql, params).then(({ rows }) => rows.map(toEvent));
+    return this.executor.execute(sql, params).then(({ rows }) => rows);
   }
 }
 
@@ -234,6 +232,10 @@ export class JournalWriter extends JournalReader {
     const first = (await this.executor.execute(BY_KEY, [key])).rows[0];
     if (first === undefined) return this.#insert(text, key);
     if (first.record !== text) {
+      // A stored record that no longer parses was damaged, not written with another record.
+      if (!isJsonText(first.record)) {
+        throw damagedEvent(Number(first.sequence), "its record is not valid JSON");
+      }
       throw new RunledgerError(
         "idempotency_conflict",
         `the key ${JSON.stringify(key)} already names event ${first.sequence} with a different ` +
@@ -241,11 +243,11 @@ export class JournalWriter extends JournalReader {
         { details: { sequence: first.sequence } },
       );
     }
-    return {
-      sequence: Number(first.sequence),
-      eventId: String(first.event_id),
-      rootId: toHex(first.root_id as Uint8Array),
-    };
+    const sequence = Number(first.sequence);
+    if (typeof first.event_id !== "string" || !isRootId(first.root_id)) {
+      throw damagedEvent(sequence, "its row does not have the shape of an event");
+    }
+    return { sequence, eventId: first.event_id, rootId: toHex(first.root_id) };
   }
 
   /**
@@ -259,8 +261,20 @@ export class JournalWriter extends JournalReader {
 
   /** The lease's guess of the newest event, or undefined when it has none. */
   guess(): Head | undefined {
-    const { root, sequence } = this.#hint;
-    return root === undefined || sequence === undefined ? undefined : { root, sequence };
+    const { root, sequence, digest } = this.#hint;
+    return root === undefined || sequence === undefined || digest === undefined
+      ? undefined
+      : { root, sequence, digest };
+  }
+
+  /**
+   * The newest event, read (exact under the write lock), with the digest the
+   * next event chains from: the newest event's, or before the first event
+   * the anchor's or the genesis digest.
+   */
+  async head(): Promise<Head> {
+    const head = await readHead(this.executor);
+    return head.digest !== undefined ? head : { ...head, digest: await firstLink(this.executor) };
   }
 
   /**
@@ -278,11 +292,13 @@ export class JournalWriter extends JournalReader {
   ): Promise<AppendResult | undefined> {
     const eventId = this.#context.newId();
     const sequence = base.sequence + 1;
-    if (!(await this.#appendAfter(base, { eventId, key: null, text, root, rootNode }, "apply"))) {
-      return undefined;
-    }
-    this.#hint.root = root;
-    this.#hint.sequence = sequence;
+    const digest = await this.#appendAfter(
+      base,
+      { eventId, key: null, text, root, rootNode },
+      "apply",
+    );
+    if (digest === undefined) return undefined;
+    this.#seen(sequence, root, digest);
     return { sequence, eventId, rootId: toHex(root) };
   }
 
@@ -290,25 +306,35 @@ export class JournalWriter extends JournalReader {
     const eventId = this.#context.newId();
     const guess = this.guess();
     if (guess !== undefined) {
-      if (await this.#appendAfter(guess, { eventId, key, text, root: guess.root }, "append")) {
-        this.#hint.sequence = guess.sequence + 1;
+      const digest = await this.#appendAfter(
+        guess,
+        { eventId, key, text, root: guess.root },
+        "append",
+      );
+      if (digest !== undefined) {
+        this.#seen(guess.sequence + 1, guess.root, digest);
         return { sequence: guess.sequence + 1, eventId, rootId: toHex(guess.root) };
       }
     }
-    // No guess, or a stale one: the statement names the sequence and the root.
-    const now = this.#context.clock();
-    const row = (
-      await this.#failures(() => this.executor.execute(APPEND, [eventId, key, text, now]), "append")
-    ).rows[0];
-    const sequence = Number(row?.sequence);
-    const root = row?.root_id;
-    if (!(root instanceof Uint8Array)) this.#scope.doom(storageFailure());
-    this.#hint.root = root;
-    this.#hint.sequence = sequence;
-    return { sequence, eventId, rootId: toHex(root) };
+    // No guess, or a stale one: the newest event read under the write lock, which cannot be stale.
+    const head = await this.head();
+    const digest = await this.#appendAfter(head, { eventId, key, text, root: head.root }, "append");
+    if (digest === undefined) this.#scope.doom(storageFailure());
+    this.#seen(head.sequence + 1, head.root, digest);
+    return { sequence: head.sequence + 1, eventId, rootId: toHex(head.root) };
   }
 
-  /** The event after `base`, at `row.root`: false, with nothing written, when `base` is stale. */
+  /** Remembers the event just written as the lease's guess of the newest one. */
+  #seen(sequence: number, root: Uint8Array, digest: Uint8Array): void {
+    this.#hint.root = root;
+    this.#hint.sequence = sequence;
+    this.#hint.digest = digest;
+  }
+
+  /**
+   * The event after `base`, at `row.root`: its digest, or undefined, with
+   * nothing written, when `base` is stale.
+   */
   async #appendAfter(
     base: Head,
     row: {
@@ -319,11 +345,23 @@ export class JournalWriter extends JournalReader {
       rootNode?: Uint8Array | undefined;
     },
     action: "append" | "apply",
-  ): Promise<boolean> {
+  ): Promise<Uint8Array | undefined> {
+    const sequence = base.sequence + 1;
+    const writtenAt = this.#context.clock();
+    // A read head before the first event names no digest: the journal knows its first link.
+    const previous = base.digest ?? (await firstLink(this.executor));
+    const digest = eventDigest(this.#context.workspace.hash, previous, {
+      sequence,
+      eventId: row.eventId,
+      key: row.key,
+      record: row.text,
+      root: row.root,
+      writtenAt,
+    });
     // One await on the way of every step: the failure rules are called only on a failure.
     try {
       const { changes } = await this.executor.execute(APPEND_AFTER, [
-        base.sequence + 1,
+        sequence,
         row.eventId,
         row.key,
         row.text,
@@ -331,12 +369,15 @@ export class JournalWriter extends JournalReader {
         row.rootNode ?? null,
         base.sequence,
         row.root,
-        this.#context.clock(),
+        writtenAt,
+        digest,
         base.sequence,
-        EMPTY_ROOT_ID_BYTES,
-        base.root,
+        // Only before the first event may the base be missing: a guess of a
+        // rolled-back event names a sequence no row holds, and writes nothing.
+        base.sequence === 0 ? previous : null,
+        previous,
       ]);
-      return changes === 1;
+      return changes === 1 ? digest : undefined;
     } catch (error) {
       let failure: unknown = error;
       try {
@@ -357,20 +398,12 @@ export class JournalWriter extends JournalReader {
   }
 
   /**
-   * The run not running (the schema's journal_run_running trigger) is the
-   * lifecycle's own refusal of this one statement, which wrote nothing. Any
-   * other constraint failure on append means the stored run is inconsistent:
-   * a storage failure, never committed past.
+   * Throws what a failed append means. The run not running (the schema's
+   * journal_run_running trigger) is the lifecycle's own refusal of this one
+   * statement, which wrote nothing. Any other constraint failure on append
+   * means the stored run is inconsistent: a storage failure, never committed
+   * past.
    */
-  async #failures<T>(run: () => Promise<T>, action: "append" | "apply"): Promise<T> {
-    try {
-      return await run();
-    } catch (error) {
-      return this.#failed(error, action);
-    }
-  }
-
-  /** Throws what a failed append means (see `#failures`). */
   async #failed(error: unknown, action: "append" | "apply"): Promise<never> {
     // Refused because the transaction was doomed before: that failure, unchanged.
     if (error === this.#scope.doomed) throw error;
@@ -387,16 +420,18 @@ export class JournalWriter extends JournalReader {
 }
 
 /**
- * False when a guessed append failed on a trigger — a stale sequence (the
+ * Undefined when a guessed append failed on a trigger — a stale sequence (the
  * gap-free trigger) or the database refusing the event for another reason:
  * nothing was written, and the unguessed append tells which. Throws otherwise.
  */
-function stale(failure: unknown): false {
-  if (isRunledgerError(failure) && failure.sqliteCode === "SQLITE_CONSTRAINT_TRIGGER") return false;
+function stale(failure: unknown): undefined {
+  if (isRunledgerError(failure) && failure.sqliteCode === "SQLITE_CONSTRAINT_TRIGGER") {
+    return undefined;
+  }
   throw failure;
 }
 
-/** The newest event: its sequence (0 before the first) and root (the current root). */
+/** The newest event: its sequence (0 before the first), root (the current root) and digest. */
 export type Head = RootBase;
 
 function storageFailure(cause?: unknown): RunledgerError {
@@ -409,13 +444,14 @@ function storageFailure(cause?: unknown): RunledgerError {
 
 /**
  * The last event a lease saw appended (by its own append or apply): its
- * sequence and the root current with it. A guess that spares an append
- * computing either: never trusted, the append that uses it writes nothing
- * when it is stale (see APPEND_NEXT) and then names both in the statement.
+ * sequence, the root current with it and its digest. A guess that spares an
+ * append reading any of them: never trusted, the append that uses it writes
+ * nothing when it is stale (see APPEND_AFTER) and then reads the newest event.
  */
 export interface RootHint {
   root: Uint8Array | undefined;
   sequence?: number | undefined;
+  digest?: Uint8Array | undefined;
 }
 
 /** A journal record as stored, or `invalid_json`. */
@@ -423,13 +459,61 @@ export function journalText(record: JsonObject): string {
   return toJsonText(record, "the journal record", true);
 }
 
+/**
+ * A stored row as an event. A row a damaged file breaks — a record that is
+ * no longer JSON, a field of another type — is `corrupt`, naming the event's
+ * sequence, never a raw parse error.
+ */
 function toEvent(row: Row): JournalEvent {
+  const sequence = Number(row.sequence);
+  const { event_id: eventId, idempotency_key: key, record, root_id: root } = row;
+  const writtenAt = row.written_at;
+  let parsed: unknown;
+  try {
+    parsed = typeof record === "string" ? JSON.parse(record) : undefined;
+  } catch (error) {
+    throw damagedEvent(sequence, "its record is not valid JSON", error);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw damagedEvent(sequence, "its record is not a JSON object");
+  }
+  if (
+    typeof eventId !== "string" ||
+    (key !== null && typeof key !== "string") ||
+    !isRootId(root) ||
+    (typeof writtenAt !== "number" && typeof writtenAt !== "bigint")
+  ) {
+    throw damagedEvent(sequence, "its row does not have the shape of an event");
+  }
   return {
-    sequence: Number(row.sequence),
-    eventId: String(row.event_id),
-    key: row.idempotency_key === null ? null : String(row.idempotency_key),
-    record: JSON.parse(String(row.record)) as JsonObject,
-    rootId: toHex(row.root_id as Uint8Array),
-    writtenAt: Number(row.written_at),
+    sequence,
+    eventId,
+    key,
+    record: parsed as JsonObject,
+    rootId: toHex(root),
+    writtenAt: Number(writtenAt),
   };
+}
+
+function isJsonText(value: unknown): boolean {
+  if (typeof value !== "string") return false;
+  try {
+    JSON.parse(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function isRootId(value: unknown): value is Uint8Array {
+  return value instanceof Uint8Array && value.length === 32;
+}
+
+/** A journal event a damaged file no longer holds whole. */
+function damagedEvent(sequence: number, what: string, cause?: unknown): RunledgerError {
+  return new RunledgerError(
+    "corrupt",
+    `journal event ${sequence} is damaged: ${what}; run verify, then restore the file from a copy`,
+    { details: { sequence }, ...(cause === undefined ? {} : { cause }) },
+  );
 }

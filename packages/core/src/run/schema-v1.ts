@@ -15,7 +15,9 @@
  *   `encoding`, which the digest covers, pins it instead;
  * - exactly one run row, whose stop reason has one of three shapes: none;
  *   host + code; or a journal event reference;
- * - a gap-free, append-only journal; every event records the workspace root
+ * - a gap-free, append-only journal whose events are chained by their
+ *   digests (./chain.ts; the anchor row says where the oldest event kept
+ *   chains from after a fork or a prune); every event records the workspace root
  *   that was current when it was written, and the newest event's root *is*
  *   the current root (the view `workspace_current`; the empty root before
  *   the first event) — so publishing a new root is one row, not two. A root
@@ -110,7 +112,8 @@ export const SCHEMA_V1: SchemaManifest = Object.freeze({
   record TEXT NOT NULL CHECK (json_valid(record) AND json_type(record) = 'object'),
   root_id BLOB NOT NULL CHECK (length(root_id) = 32),
   root_node BLOB CHECK (root_node IS NULL OR length(root_node) BETWEEN 1 AND ${INLINE_NODE_MAX}),
-  written_at INTEGER NOT NULL
+  written_at INTEGER NOT NULL,
+  digest BLOB NOT NULL CHECK (length(digest) = 32)
 ) STRICT`,
     ),
     index(
@@ -130,6 +133,16 @@ BEGIN SELECT RAISE(ABORT, 'journal sequence must be gap-free'); END`,
       "journal",
       `CREATE TRIGGER journal_immutable BEFORE UPDATE ON journal
 BEGIN SELECT RAISE(ABORT, 'journal events are immutable'); END`,
+    ),
+    // Where the oldest event kept chains from, when not from the genesis
+    // digest at event 1: a fork's source, or the last event pruned (chain.ts).
+    table(
+      "journal_anchor",
+      `CREATE TABLE journal_anchor (
+  singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+  sequence INTEGER NOT NULL CHECK (sequence >= 1),
+  digest BLOB NOT NULL CHECK (length(digest) = 32)
+) STRICT`,
     ),
     table(
       "workspace_object",

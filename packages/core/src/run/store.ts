@@ -181,7 +181,7 @@ export class RunLease {
     return this.#lease.read((scope) => fn(new RunSnapshot(scope, this.#context.workspace)));
   }
 
-  /** The deep, O(data) check: integrity, gap-free journal, every object re-hashed, every reference. */
+  /** The deep, O(data) check: integrity, every CHECK, gap-free journal and its digest chain, every object re-hashed, every reference. */
   verify(options: { progress?: VerifyProgress } = {}): Promise<VerifyReport> {
     try {
       checkNames(options, ["progress"], "verify's options");

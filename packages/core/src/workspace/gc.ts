@@ -195,7 +195,9 @@ async function deleteAll(
 }
 
 /**
- * Drops journal history before `before` (exclusive). The newest event and
+ * Drops journal history before `before` (exclusive), recording in the
+ * journal's anchor the digest the oldest event kept chains from, so that the
+ * chain stays verifiable from there. The newest event and
  * the event a stop reason names are never dropped: both are refused with
  * `invalid_argument` before anything is deleted.
  */
@@ -223,5 +225,16 @@ export async function pruneJournal(executor: Executor, before: number): Promise<
       `cannot prune before ${before}: the run's stop reason names event ${stop}`,
     );
   }
+  // The oldest event kept chains from the last one dropped: the anchor says so (run/chain.ts).
+  await executor.execute(MOVE_ANCHOR, [before, before - 1]);
   return (await executor.execute("DELETE FROM journal WHERE sequence < ?", [before])).changes;
 }
+
+/**
+ * The journal's anchor after a prune before `?1`: event ?1 chains from the
+ * digest of event ?2 (its predecessor) — when that event is kept until now,
+ * so a prune that drops nothing leaves the anchor as it was.
+ */
+const MOVE_ANCHOR = `INSERT INTO journal_anchor (singleton, sequence, digest)
+SELECT 1, ?, digest FROM journal WHERE sequence = ?
+ON CONFLICT (singleton) DO UPDATE SET sequence = excluded.sequence, digest = excluded.digest`;

@@ -13,6 +13,11 @@ export interface RootBase {
   readonly root: Uint8Array;
   /** The root's node when the event holds it (a read head; a guess never carries one). */
   readonly rootNode?: Uint8Array | undefined;
+  /**
+   * The event's digest, which the next event chains from (run/chain.ts);
+   * undefined before the first event, whose link the journal knows.
+   */
+  readonly digest?: Uint8Array | undefined;
 }
 
 /** A root published: the event that names it. */

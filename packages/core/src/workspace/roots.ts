@@ -18,8 +18,9 @@ import type { Executor } from "../port/driver.js";
 import { EMPTY_ROOT_ID_BYTES } from "./node.js";
 import type { RootBase } from "./publish.js";
 
-/** The newest event: its sequence and root (the current root), with the root's node when held. */
-const HEAD = "SELECT sequence, root_id, root_node FROM journal ORDER BY sequence DESC LIMIT 1";
+/** The newest event: its sequence and root (the current root), its root's node when held, its digest. */
+const HEAD =
+  "SELECT sequence, root_id, root_node, digest FROM journal ORDER BY sequence DESC LIMIT 1";
 
 /**
  * The node of a root, from the newest event that holds it. No index serves
@@ -37,14 +38,18 @@ export interface RootRef {
 
 /**
  * The newest event — its sequence (0 before the first) and root, the current
- * one, with the root's node when the event holds it. Under the write lock
- * this is exact.
+ * one, with the root's node when the event holds it, and the event's
+ * digest. Under the write lock this is exact.
  */
 export async function readHead(executor: Executor): Promise<RootBase> {
   const row = (await executor.execute(HEAD)).rows[0];
   if (row === undefined) return { sequence: 0, root: EMPTY_ROOT_ID_BYTES };
   const node = row.root_node;
-  const head = { sequence: Number(row.sequence), root: row.root_id as Uint8Array };
+  const head = {
+    sequence: Number(row.sequence),
+    root: row.root_id as Uint8Array,
+    digest: row.digest as Uint8Array,
+  };
   return node instanceof Uint8Array ? { ...head, rootNode: node } : head;
 }
 
