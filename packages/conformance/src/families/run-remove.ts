@@ -61,13 +61,6 @@ async function expectGone(fx: Fixtures, location: string, store = runStore(fx)):
 const LINGERS =
   "the driver frees a closed connection's native handle only when it is garbage-collected, and until then that handle keeps the file open, which a removal sees as another connection (docs/architecture.md)";
 
-/** Skips the test, naming why, on a local subject whose closed connections keep the file held. */
-function skipWhereCloseLingers(fx: Fixtures, context: { skip(note?: string): never }): void {
-  const { remote, closeReleasesFile } = fx.subject.capabilities ?? {};
-  if (remote !== true && closeReleasesFile !== true)
-    context.skip(`needs closeReleasesFile: ${LINGERS}`);
-}
-
 /** A driver whose removal deletes only the first `files` files of a database, then fails. */
 function cutShort(inner: Driver, files: number): Driver {
   return {
@@ -83,37 +76,47 @@ function cutShort(inner: Driver, files: number): Driver {
 
 export function describeRunRemove(fx: Fixtures): void {
   describe("run remove", () => {
-    it("deletes a run and its side files; it is then not_found, and a new run can be created there", async (context) => {
-      skipWhereCloseLingers(fx, context);
-      const location = await writtenRun(fx);
-      const store = runStore(fx);
-      await store.remove(location);
-      if (fx.subject.capabilities?.files === true) expect(filesOf(location)).toStrictEqual([]);
-      await expectGone(fx, location, store);
-      const gone = await failureOf(() => store.remove(location));
-      expect(gone.code).toBe(
-        fx.subject.capabilities?.remote === true ? "cannot_open" : "not_found",
-      );
-      const again = await store.open(location, { create: CREATE });
-      expect(await again.read((r) => r.journal.list())).toStrictEqual([]);
-      await again.release();
-    });
+    // A server deletes its own way; a local file must be let go of by every closed connection.
+    const removable =
+      fx.subject.capabilities?.remote === true
+        ? fx.needs()
+        : fx.needs("closeReleasesFile").because(LINGERS);
 
-    it("refuses run_in_use while a lease of this store holds the run, read-only or not, and deletes nothing", async (context) => {
-      skipWhereCloseLingers(fx, context);
-      const location = await writtenRun(fx);
-      const store = runStore(fx);
-      for (const options of [{}, { readOnly: true }]) {
-        const lease = await store.open(location, options);
-        const error = await failureOf(() => store.remove(location));
-        expect(error.code).toBe("run_in_use");
-        expect(error.message).toMatch(/release/);
-        await lease.release();
-        await expectIntact(fx, location);
-      }
-      await store.remove(location);
-      await expectGone(fx, location, store);
-    });
+    removable.it(
+      "deletes a run and its side files; it is then not_found, and a new run can be created there",
+      async () => {
+        const location = await writtenRun(fx);
+        const store = runStore(fx);
+        await store.remove(location);
+        if (fx.subject.capabilities?.files === true) expect(filesOf(location)).toStrictEqual([]);
+        await expectGone(fx, location, store);
+        const gone = await failureOf(() => store.remove(location));
+        expect(gone.code).toBe(
+          fx.subject.capabilities?.remote === true ? "cannot_open" : "not_found",
+        );
+        const again = await store.open(location, { create: CREATE });
+        expect(await again.read((r) => r.journal.list())).toStrictEqual([]);
+        await again.release();
+      },
+    );
+
+    removable.it(
+      "refuses run_in_use while a lease of this store holds the run, read-only or not, and deletes nothing",
+      async () => {
+        const location = await writtenRun(fx);
+        const store = runStore(fx);
+        for (const options of [{}, { readOnly: true }]) {
+          const lease = await store.open(location, options);
+          const error = await failureOf(() => store.remove(location));
+          expect(error.code).toBe("run_in_use");
+          expect(error.message).toMatch(/release/);
+          await lease.release();
+          await expectIntact(fx, location);
+        }
+        await store.remove(location);
+        await expectGone(fx, location, store);
+      },
+    );
 
     fx.needs("local", "walSharedMemory", "closeReleasesFile")
       .because(
