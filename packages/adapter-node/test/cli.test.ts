@@ -334,6 +334,35 @@ describe("fork, gc, verify", SLOW, () => {
   });
 });
 
+describe("rm", SLOW, () => {
+  it("deletes a run file and its side files, refuses what is not a run or is open elsewhere, and says so", () => {
+    const target = join(dir, "rm.db");
+    expect(runledger(["fork", demoFile, "2", target, "--run-id", "rm-1"]).code).toBe(0);
+    // Another process holds the run open (its idle connection keeps the WAL index).
+    const other = new Database(target);
+    other.prepare("SELECT count(*) FROM journal").get();
+    const busy = runledger(["rm", target, "--json"]);
+    expect(busy.code).toBe(1);
+    expect(json(busy).error.code).toBe("run_in_use");
+    expect(existsSync(target)).toBe(true);
+    other.close();
+    const removed = runledger(["rm", target, "--json"]);
+    expect(removed.code).toBe(0);
+    expect(json(removed)).toStrictEqual({ file: target, removed: true });
+    expect(sidecars(target)).toStrictEqual([]);
+    expect(existsSync(target)).toBe(false);
+    const again = runledger(["rm", target]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain("not_found");
+    const junk = join(dir, "junk.db");
+    writeFileSync(junk, "not a database");
+    const refused = runledger(["rm", junk]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("not_a_database");
+    expect(readFileSync(junk, "utf8")).toBe("not a database");
+  });
+});
+
 describe("read commands never write", SLOW, () => {
   /** A copy of the demo run alone in a new directory, in WAL or rollback-journal mode. */
   const copyOfDemo = (mode: "wal" | "delete"): string => {

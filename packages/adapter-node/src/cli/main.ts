@@ -14,6 +14,7 @@ import { type LogOptions, log } from "./log.js";
 import { ls } from "./ls.js";
 import { forOperator, type Invocation } from "./operator.js";
 import { EXIT_OK, fail, type Output, usage } from "./output.js";
+import { rm } from "./rm.js";
 import { verify } from "./verify.js";
 
 const { version } = createRequire(import.meta.url)("../package.json") as { version: string };
@@ -121,6 +122,11 @@ function program(done: Done): Command {
     .action((file: string, flags: { pruneBefore?: number }) =>
       act({ file }, (output) => gc(file, flags, output)),
     );
+  root
+    .command("rm")
+    .description("delete a run file and its side files (refused while anything has it open)")
+    .argument("<file>", "run file")
+    .action((file: string) => act({ file }, (output) => rm(file, output)));
   return root;
 }
 

@@ -78,6 +78,9 @@ const REWORD: Readonly<Record<string, Reword>> = {
   busy: (_error, asked) =>
     `${asked.writes ?? asked.file} is locked by another process that is writing to it; ` +
     "run this command again once that process is done",
+  run_in_use: (_error, asked) =>
+    `${asked.file} is open in another program (or another lease): close it there, then run ` +
+    "this command again; nothing was deleted",
   read_only: (_error, asked) =>
     `cannot write to ${asked.writes ?? asked.file}: check that you may write the file and ` +
     "its directory, and that the file system is not mounted read-only",
