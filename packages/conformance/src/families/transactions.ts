@@ -306,6 +306,101 @@ export function describeTransactions(fx: Fixtures): void {
         "refuses transact or read from inside the lease's own running callback with transaction_reentered",
         async () => {
           const { lease } = await logLease();
+          await lease.transact(async (tx) => {
+            await insert(tx, 1);
+            const again = await failureOf(() => lease.transact((inner) => insert(inner, 2)));
+            expect(again.code).toBe("transaction_reentered");
+            expect(again.message).toMatch(/inside this lease's running/);
+            expect(again.message).toMatch(/savepoint/);
+            const reading = await failureOf(() => lease.read(async () => 0));
+            expect(reading.code).toBe("transaction_reentered");
+            await insert(tx, 3);
+          });
+          expect(await column(lease, "log")).toStrictEqual([1, 3]);
+        },
+      );
+
+      it("queues operations on one lease from independent async chains in call order, none refused", async () => {
+        const { lease } = await logLease();
+        // Not nested, merely concurrent: the read waits for the running transaction.
+        const running = lease.transact(async (tx) => {
+          await sleep(10);
+          await insert(tx, 1);
+        });
+        const seen = lease.read((r) =>
+          r.execute("SELECT x FROM log").then(({ rows }) => rows.length),
+        );
+        await running;
+        expect(await seen).toBe(1);
+        const calls = Array.from({ length: 200 }, (_, i) =>
+          i % 10 === 9
+            ? lease.read(async (r) => (await r.execute("SELECT count(*) AS n FROM log")).rows[0]?.n)
+            : lease.transact((tx) => insert(tx, i + 2)),
+        );
+        const outcomes = await Promise.all(calls);
+        // Each read saw exactly the transactions called before it.
+        outcomes.forEach((outcome, i) => {
+          if (i % 10 === 9) expect(Number(outcome)).toBe(1 + i - Math.floor(i / 10));
+        });
+        const expected = [
+          1,
+          ...upTo(200)
+            .filter((i) => i % 10 !== 9)
+            .map((i) => i + 2),
+        ];
+        expect(await column(lease, "log")).toStrictEqual(expected);
+      });
+
+      it("refuses a transaction nested through another lease of the same location, where the driver has an async context", async () => {
+        const { s, location, lease } = await logLease();
+        const other = await s.open(location);
+        if (fx.subject.driver().asyncContext === undefined) {
+          // Without an async context the nesting cannot be told from concurrency:
+          // concurrent use of two leases must still queue and both commit.
+          await Promise.all([
+            lease.transact((tx) => insert(tx, 1)),
+            other.transact((tx) => insert(tx, 2)),
+          ]);
+          expect(await column(lease, "log")).toStrictEqual([1, 2]);
+          return;
+        }
+        await lease.transact(async (tx) => {
+          await insert(tx, 1);
+          const nested = await failureOf(() => other.transact((inner) => insert(inner, 2)));
+          expect(nested.code).toBe("transaction_reentered");
+          expect((await failureOf(() => other.read(async () => 0))).code).toBe(
+            "transaction_reentered",
+          );
+        });
+        // Work scheduled inside a callback that runs after it ended is not nested.
+        let later: Promise<number> | undefined;
+        await lease.transact(async () => {
+          later = new Promise((resolve, reject) =>
+            setTimeout(() => {
+              other
+                .transact(async (tx) => {
+                  await insert(tx, 3);
+                  return 3;
+                })
+                .then(resolve, reject);
+            }, 20),
+          );
+        });
+        expect(await later).toBe(3);
+        // Concurrent, not nested: both queue and commit.
+        await Promise.all([
+          lease.transact((tx) => insert(tx, 4)),
+          other.transact((tx) => insert(tx, 5)),
+        ]);
+        expect(await column(lease, "log")).toStrictEqual([1, 3, 4, 5]);
+      });
+
+      fx.needs("local")
+        .because(
+          "a server has no query_only: a write inside lease.read is rolled back with the read, not refused",
+        )
+        .it("fails with write_in_read when read writes, and the entry stays writable", async () => {
+          const { lease } = await logLease();
           for (const write of [
             (reader: ReadScope) => insert(reader, 1),
             (reader: ReadScope) => reader.execute("CREATE TABLE other (x)"),
@@ -316,8 +411,7 @@ export function describeTransactions(fx: Fixtures): void {
           }
           await lease.transact((tx) => insert(tx, 2));
           expect(await column(lease, "log")).toStrictEqual([2]);
-        },
-      );
+        });
 
       it("fails with callback_escaped when a transaction callback returns while its savepoint still runs", async () => {
         const { s, lease } = await logLease();
