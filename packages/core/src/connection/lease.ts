@@ -100,7 +100,8 @@ export class Lease {
       throw new RunledgerError(
         "transaction_reentered",
         `cannot ${action}: this lease's previous transact/read has not finished. Inside a ` +
-          "transaction use its tx (tx.savepoint to nest); for concurrent work open another lease",
+          "transaction use its tx (tx.savepoint to nest) and await every call on tx before " +
+          "returning; for concurrent work open another lease",
       );
     }
     this.#running = true;

@@ -9,7 +9,7 @@ import { toHex } from "../port/hash.js";
 import { type JsonObject, toJsonText } from "../port/json.js";
 import { keysetRows } from "../port/keyset.js";
 import type { Row } from "../port/values.js";
-import type { WriteScope } from "../transaction/scope.js";
+import type { CallbackScope, WriteScope } from "../transaction/scope.js";
 import { EMPTY_ROOT_ID_BYTES } from "../workspace/node.js";
 import type { RootBase } from "../workspace/publish.js";
 import { isLifecycleRefusal, lifecycleRefusal } from "./lifecycle.js";
@@ -46,16 +46,23 @@ const BY_KEY = `SELECT sequence, event_id, record, root_id FROM journal WHERE id
 
 const LIST = `${SELECT_EVENT} WHERE sequence > ? ORDER BY sequence LIMIT ?`;
 
-/** Reads of the journal: events in sequence order. */
+/**
+ * Reads of the journal: events in sequence order. Each call is an operation
+ * of the scope (scope.ts): the callback must await it.
+ */
 export class JournalReader {
-  protected readonly executor: Executor;
+  protected readonly executor: CallbackScope;
 
-  constructor(executor: Executor) {
-    this.executor = executor;
+  constructor(scope: CallbackScope) {
+    this.executor = scope;
   }
 
   /** Events after `after` (exclusive, default 0), at most `limit` (default 1000). */
-  async list(options: { after?: number; limit?: number } = {}): Promise<JournalEvent[]> {
+  list(options: { after?: number; limit?: number } = {}): Promise<JournalEvent[]> {
+    return this.executor.track(this.#list(options));
+  }
+
+  async #list(options: { after?: number; limit?: number }): Promise<JournalEvent[]> {
     const after = options.after ?? 0;
     const limit = options.limit ?? 1000;
     if (!Number.isSafeInteger(after) || after < 0 || !Number.isSafeInteger(limit) || limit < 0) {
@@ -98,10 +105,13 @@ export class JournalWriter extends JournalReader {
   }
 
   append(record: JsonObject, options: { key?: string } = {}): Promise<AppendResult> {
+    return this.#scope.track(this.#append(record, options.key));
+  }
+
+  #append(record: JsonObject, key: string | undefined): Promise<AppendResult> {
     // Not async: a keyless append is one statement, and this is the hot path.
     try {
       const text = journalText(record);
-      const key = options.key;
       if (key === undefined) return this.#insert(text, null);
       if (typeof key !== "string" || key.length < 1 || key.length > 512) {
         throw new RunledgerError(

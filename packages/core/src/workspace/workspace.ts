@@ -8,7 +8,7 @@ import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import { fromHex, toHex } from "../port/hash.js";
 import type { JsonObject } from "../port/json.js";
 import { keysetRows } from "../port/keyset.js";
-import type { WriteScope } from "../transaction/scope.js";
+import type { CallbackScope, WriteScope } from "../transaction/scope.js";
 import { type Content, readFile, storeFile, streamFile } from "./files.js";
 import { collectGarbage, type GarbageReport, pruneJournal } from "./gc.js";
 import { type DirectoryNode, INLINE_NODE_MAX, type Item, nodeBytes } from "./node.js";
@@ -58,23 +58,31 @@ const HISTORY =
   "SELECT sequence, event_id, root_id FROM journal WHERE sequence > ? ORDER BY sequence LIMIT ?";
 const PINS = "SELECT name, root_id FROM workspace_pin ORDER BY name";
 
-/** Snapshot reads of the workspace at the current root or any other. */
+/**
+ * Snapshot reads of the workspace at the current root or any other. Each
+ * call that answers a promise is an operation of the scope (scope.ts): the
+ * callback must await it. Streams are read by the callback as it goes.
+ */
 export class WorkspaceReader {
-  protected readonly executor: Executor;
+  protected readonly executor: CallbackScope;
   protected readonly workspace: WorkspaceContext;
 
-  constructor(executor: Executor, workspace: WorkspaceContext) {
-    this.executor = executor;
+  constructor(scope: CallbackScope, workspace: WorkspaceContext) {
+    this.executor = scope;
     this.workspace = workspace;
   }
 
   /** The current root's id (hex). */
-  async currentRoot(): Promise<string> {
-    return toHex(await currentRootId(this.executor));
+  currentRoot(): Promise<string> {
+    return this.executor.track(currentRootId(this.executor).then(toHex));
   }
 
   /** A file's whole content. For large files use `stream`. */
-  async read(path: string, options: AtRoot = {}): Promise<Uint8Array> {
+  read(path: string, options: AtRoot = {}): Promise<Uint8Array> {
+    return this.executor.track(this.#read(path, options));
+  }
+
+  async #read(path: string, options: AtRoot): Promise<Uint8Array> {
     const file = await this.#file(path, options);
     return file.content?.slice() ?? readFile(this.executor, file.target);
   }
@@ -86,7 +94,11 @@ export class WorkspaceReader {
     else yield* streamFile(this.executor, file.target);
   }
 
-  async stat(path: string, options: AtRoot = {}): Promise<WorkspaceEntry> {
+  stat(path: string, options: AtRoot = {}): Promise<WorkspaceEntry> {
+    return this.executor.track(this.#stat(path, options));
+  }
+
+  async #stat(path: string, options: AtRoot): Promise<WorkspaceEntry> {
     const segments = parsePath(path);
     const found = await this.#resolve(segments, options);
     if (found === undefined) throw notFound(path);
@@ -94,7 +106,11 @@ export class WorkspaceReader {
   }
 
   /** The entries of a directory ("" or omitted: the top), in name order. */
-  async list(directory?: string, options: AtRoot = {}): Promise<WorkspaceEntry[]> {
+  list(directory?: string, options: AtRoot = {}): Promise<WorkspaceEntry[]> {
+    return this.executor.track(this.#list(directory, options));
+  }
+
+  async #list(directory: string | undefined, options: AtRoot): Promise<WorkspaceEntry[]> {
     const out: WorkspaceEntry[] = [];
     for await (const entry of this.entries(directory, options)) out.push(entry);
     return out;
@@ -151,7 +167,11 @@ export class WorkspaceReader {
   }
 
   /** Named pins that keep roots from garbage collection. */
-  async pins(): Promise<{ name: string; rootId: string }[]> {
+  pins(): Promise<{ name: string; rootId: string }[]> {
+    return this.executor.track(this.#pins());
+  }
+
+  async #pins(): Promise<{ name: string; rootId: string }[]> {
     const { rows } = await this.executor.execute(PINS);
     return rows.map((row) => ({
       name: String(row.name),
@@ -250,7 +270,11 @@ export class WorkspaceWriter extends WorkspaceReader {
     this.#journal = journal;
   }
 
-  async apply(changes: ApplyChanges, options: { event?: JsonObject } = {}): Promise<ApplyResult> {
+  apply(changes: ApplyChanges, options: { event?: JsonObject } = {}): Promise<ApplyResult> {
+    return this.#scope.track(this.#apply(changes, options));
+  }
+
+  async #apply(changes: ApplyChanges, options: { event?: JsonObject }): Promise<ApplyResult> {
     const puts = Object.entries(changes.put ?? {}).map(([path, content]) => ({
       segments: parsePath(path),
       content,
@@ -344,7 +368,11 @@ export class WorkspaceWriter extends WorkspaceReader {
   }
 
   /** Keeps a root (default: the current one) from garbage collection under a name. */
-  async pin(name: string, options: AtRoot = {}): Promise<void> {
+  pin(name: string, options: AtRoot = {}): Promise<void> {
+    return this.#scope.track(this.#pin(name, options));
+  }
+
+  async #pin(name: string, options: AtRoot): Promise<void> {
     if (typeof name !== "string" || name.length < 1 || name.length > 256) {
       throw new RunledgerError("invalid_argument", "a pin name is a string of 1 to 256 characters");
     }
@@ -366,17 +394,19 @@ ON CONFLICT (name) DO UPDATE SET root_id = excluded.root_id`,
 
   /** Drops journal events before `before`; run `collectGarbage` afterwards to free what they retained. */
   prune(options: { before: number }): Promise<number> {
-    return pruneJournal(this.executor, options.before);
+    return this.#scope.track(pruneJournal(this.executor, options.before));
   }
 
   /** Deletes every node, file and piece that no event, pin or the current root reaches. */
   collectGarbage(): Promise<GarbageReport> {
-    return collectGarbage(this.executor, this.workspace.nodes);
+    return this.#scope.track(collectGarbage(this.executor, this.workspace.nodes));
   }
 
-  async unpin(name: string): Promise<boolean> {
-    return (
-      (await this.executor.execute("DELETE FROM workspace_pin WHERE name = ?", [name])).changes > 0
+  unpin(name: string): Promise<boolean> {
+    return this.#scope.track(
+      this.executor
+        .execute("DELETE FROM workspace_pin WHERE name = ?", [name])
+        .then(({ changes }) => changes > 0),
     );
   }
 }
