@@ -16,6 +16,7 @@ import { describeCrossAdapter } from "./families/cross-adapter.js";
 import { describeCrossProcess } from "./families/cross-process.js";
 import { describeDatastoreFiles } from "./families/datastore-files.js";
 import { describeErrors } from "./families/errors.js";
+import { describeEscapedWork } from "./families/escaped-work.js";
 import { describeFirstOpeners } from "./families/first-openers.js";
 import { describeIdentity } from "./families/identity.js";
 import { describeKilledWriter } from "./families/killed-writer.js";
@@ -70,6 +71,7 @@ export function describeConformance(subject: ConformanceSubject): void {
     describeIdentity(fixtures);
     describeConnection(fixtures);
     describeTransactions(fixtures);
+    describeEscapedWork(fixtures);
     describeCrossProcess(fixtures);
     describeTwoLibraries(fixtures);
     describeKilledWriter(fixtures);

@@ -229,7 +229,10 @@ export class JournalWriter extends JournalReader {
         row.root,
         this.#context.clock(),
         base.sequence,
-        EMPTY_ROOT_ID_BYTES,
+        // Only "no event yet" stands for the empty root: a guessed event
+        // that is gone (a rollback undid it) matches no root, so the guess
+        // writes nothing, whether or not the driver tells which trigger refused.
+        base.sequence === 0 ? EMPTY_ROOT_ID_BYTES : null,
         base.root,
       ]);
       return changes === 1;
