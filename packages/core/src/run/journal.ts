@@ -3,7 +3,6 @@
  * (idempotency keys, gap-free sequences, the workspace root each event
  * records).
  */
-import type { Executor } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import { toHex } from "../port/hash.js";
 import { type JsonObject, toJsonText } from "../port/json.js";

@@ -2,7 +2,6 @@
  * The run row: the run's identity, status and stop reason, read and
  * changed under the lifecycle's rules (./lifecycle.ts).
  */
-import type { Executor } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import type { JsonObject, JsonValue } from "../port/json.js";
 import type { Row } from "../port/values.js";

@@ -64,6 +64,7 @@ export class Operation<T> extends Promise<T> {
     );
   }
 
+  // biome-ignore lint/suspicious/noThenProperty: being awaited is what an operation records (see the header)
   override then<R1 = T, R2 = never>(
     onFulfilled?: ((value: T) => R1 | PromiseLike<R1>) | null,
     onRejected?: ((reason: unknown) => R2 | PromiseLike<R2>) | null,

@@ -38,28 +38,28 @@ export interface TransactionState {
 }
 
 /** Set once by Scope below: marks a scope ended (its `#ended` is private to the class). */
-let markEnded: (scope: Scope, escape: () => RunledgerError) => void;
+let markEnded: (scope: Scope, refusal: () => RunledgerError) => void;
 
 /**
  * Called by the owner when a callback has finished: the scope is dead from
  * here on, and work it started that is still outstanding (still running, or
- * never awaited) is rejected with `escape()` — the owner passes the
+ * never awaited) is rejected with `refusal()` — the owner passes the
  * `callback_escaped` error it throws, so both are the same.
  */
 export function endScope(
   scope: ReadScope | WriteScope,
-  escape: () => RunledgerError = () => escaped("transaction"),
+  refusal: () => RunledgerError = () => escaped("transaction"),
 ): void {
-  markEnded(scope, escape);
+  markEnded(scope, refusal);
 }
 
 abstract class Scope implements Executor {
   static {
-    markEnded = (scope, escape) => {
+    markEnded = (scope, refusal) => {
       scope.#ended = true;
       const outstanding = scope.#outstanding;
       if (outstanding === undefined || outstanding.size === 0) return;
-      const error = escape();
+      const error = refusal();
       for (const operation of outstanding) operation.abandon(error);
       outstanding.clear();
     };
