@@ -17,6 +17,7 @@ import { describeCrossProcess } from "./families/cross-process.js";
 import { describeDatastoreFiles } from "./families/datastore-files.js";
 import { describeEndedTransactions } from "./families/ended-transactions.js";
 import { describeErrors } from "./families/errors.js";
+import { describeEscapedWork } from "./families/escaped-work.js";
 import { describeFirstOpeners } from "./families/first-openers.js";
 import { describeIdentity } from "./families/identity.js";
 import { describeJournalChain } from "./families/journal-chain.js";
@@ -78,6 +79,7 @@ export function describeConformance(subject: ConformanceSubject): void {
     describeIdentity(fixtures);
     describeConnection(fixtures);
     describeTransactions(fixtures);
+    describeEscapedWork(fixtures);
     describeCrossProcess(fixtures);
     describeTwoLibraries(fixtures);
     describeKilledWriter(fixtures);

@@ -67,7 +67,7 @@ function started(stray: Promise<unknown> | undefined): Promise<unknown> {
 /**
  * Runs a callback through `scope` (a transaction or a savepoint) that starts
  * inserting `x` and returns without waiting for it: refused with
- * callback_escaped; the stray statement has settled when this returns.
+ * callback_escaped, and the stray statement rejects with it too.
  */
 async function expectEscapedStatement(
   scope: (callback: (tx: WriteScope) => Promise<void>) => Promise<unknown>,
@@ -81,12 +81,12 @@ async function expectEscapedStatement(
     }),
   );
   expect(error.code).toBe("callback_escaped");
-  await codeOf(started(stray));
+  expect(await codeOf(started(stray))).toBe("callback_escaped");
 }
 
 /**
- * After a transaction refused for work it left running: that work ended
- * with transaction_closed, the entry is ready again, and the lease commits
+ * After a transaction refused for work it left running: that work rejected
+ * with callback_escaped, the entry is ready again, and the lease commits
  * `next` alone into an empty log.
  */
 async function expectRecovered(
@@ -95,7 +95,7 @@ async function expectRecovered(
   stray: Promise<unknown> | undefined,
   next: number,
 ): Promise<void> {
-  expect(await codeOf(started(stray))).toBe("transaction_closed");
+  expect(await codeOf(started(stray))).toBe("callback_escaped");
   await sleep(20);
   expect(entries()).toStrictEqual([expect.objectContaining({ state: "ready" })]);
   await lease.transact((tx) => insert(tx, next));

@@ -3,7 +3,6 @@
  * (idempotency keys, gap-free sequences, the workspace root each event
  * records).
  */
-import type { Executor } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import { toHex } from "../port/hash.js";
 import { type JsonObject, toJsonText } from "../port/json.js";
@@ -12,7 +11,7 @@ import { checkNames } from "../port/options.js";
 import { prefixCondition } from "../port/prefix-range.js";
 import { isWellFormed } from "../port/text.js";
 import type { Row } from "../port/values.js";
-import type { WriteScope } from "../transaction/scope.js";
+import type { CallbackScope, WriteScope } from "../transaction/scope.js";
 import type { RootBase } from "../workspace/publish.js";
 import { readHead } from "../workspace/roots.js";
 import { eventDigest, firstLink } from "./chain.js";
@@ -48,18 +47,26 @@ const GET = `${SELECT_EVENT} WHERE idempotency_key = ?`;
 /** The options `list` and `stream` share. */
 const READ_OPTIONS = ["after", "before", "order", "keyPrefix"] as const;
 
-/** Reads of the journal: by key, or a range in sequence order, oldest or newest first. */
+/**
+ * Reads of the journal: by key, or a range in sequence order, oldest or
+ * newest first. Each call that answers a promise is an operation of the
+ * scope (scope.ts): the callback must await it.
+ */
 export class JournalReader {
-  protected readonly executor: Executor;
+  protected readonly executor: CallbackScope;
   /** LIST statements built so far, by order and prefix shape (at most six). */
   readonly #lists = new Map<string, string>();
 
-  constructor(executor: Executor) {
-    this.executor = executor;
+  constructor(scope: CallbackScope) {
+    this.executor = scope;
   }
 
   /** The event written under idempotency key `key`, or undefined: one lookup in the key index. */
-  async get(key: string): Promise<JournalEvent | undefined> {
+  get(key: string): Promise<JournalEvent | undefined> {
+    return this.executor.track(this.#get(key));
+  }
+
+  async #get(key: string): Promise<JournalEvent | undefined> {
     checkKey(key, "journal.get's key");
     const row = (await this.executor.execute(GET, [key])).rows[0];
     return row === undefined ? undefined : toEvent(row);
@@ -72,7 +79,11 @@ export class JournalReader {
    * idempotency key starts with it. The last event of a page is the cursor of
    * the next: `after` its sequence going up, `before` going down.
    */
-  async list(options: JournalListOptions = {}): Promise<JournalEvent[]> {
+  list(options: JournalListOptions = {}): Promise<JournalEvent[]> {
+    return this.executor.track(this.#list(options));
+  }
+
+  async #list(options: JournalListOptions): Promise<JournalEvent[]> {
     checkNames(options, [...READ_OPTIONS, "limit"], "journal.list's options");
     const range = readRange(options, "journal.list");
     const limit = options.limit ?? 1000;
@@ -214,11 +225,15 @@ export class JournalWriter extends JournalReader {
   }
 
   append(record: JsonObject, options: { key?: string } = {}): Promise<AppendResult> {
+    return this.#scope.track(this.#append(record, options));
+  }
+
+  #append(record: JsonObject, options: { key?: string }): Promise<AppendResult> {
     // Not async: a keyless append is one statement, and this is the hot path.
     try {
       checkNames(options, ["key"], "append's options");
-      const text = journalText(record);
       const key = options.key;
+      const text = journalText(record);
       if (key === undefined) return this.#insert(text, null);
       checkKey(key, "an idempotency key");
       return this.#appendKeyed(text, key);

@@ -2,13 +2,11 @@
  * The run row: the run's identity, status and stop reason, read and
  * changed under the lifecycle's rules (./lifecycle.ts).
  */
-
-import type { Executor } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import type { JsonObject, JsonValue } from "../port/json.js";
 import { checkNames } from "../port/options.js";
 import type { Row } from "../port/values.js";
-import type { WriteScope } from "../transaction/scope.js";
+import type { CallbackScope, WriteScope } from "../transaction/scope.js";
 import { type JournalWriter, journalText } from "./journal.js";
 import { isLifecycleRefusal, lifecycleRefusal } from "./lifecycle.js";
 import type {
@@ -36,16 +34,24 @@ const STOP_STATUSES: ReadonlySet<string> = new Set<StopStatus>([
   "cancelled",
 ]);
 
-/** Reads the run row. */
+/** Reads the run row. Each call is an operation of the scope (scope.ts): the callback must await it. */
 export class RunRecordReader {
-  protected readonly executor: Executor;
+  protected readonly executor: CallbackScope;
 
-  constructor(executor: Executor) {
-    this.executor = executor;
+  constructor(scope: CallbackScope) {
+    this.executor = scope;
   }
 
   /** The run's status alone: one primary-key lookup. */
-  async status(): Promise<RunStatus> {
+  status(): Promise<RunStatus> {
+    return this.executor.track(this.#status());
+  }
+
+  get(): Promise<RunInfo> {
+    return this.executor.track(this.#get());
+  }
+
+  async #status(): Promise<RunStatus> {
     const { rows } = await this.executor.execute(STATUS);
     const row = rows[0];
     if (row === undefined) {
@@ -54,7 +60,7 @@ export class RunRecordReader {
     return row.status as RunStatus;
   }
 
-  async get(): Promise<RunInfo> {
+  async #get(): Promise<RunInfo> {
     const { rows } = await this.executor.execute(GET);
     const row = rows[0];
     if (row === undefined) {
@@ -91,7 +97,11 @@ export class RunRecordWriter extends RunRecordReader {
    * any status, a suspended or interrupted one only in a terminal status, a
    * terminal one never (`run_finished`, `run_not_running`; nothing written).
    */
-  async stop(options: { status: StopStatus; reason?: StopReason }): Promise<RunInfo> {
+  stop(options: { status: StopStatus; reason?: StopReason }): Promise<RunInfo> {
+    return this.#scope.track(this.#stop(options));
+  }
+
+  async #stop(options: { status: StopStatus; reason?: StopReason }): Promise<RunInfo> {
     checkNames(options, ["status", "reason"], "stop's options");
     const { status, reason } = options;
     if (!STOP_STATUSES.has(status)) {
@@ -131,7 +141,11 @@ export class RunRecordWriter extends RunRecordReader {
    * same savepoint. Returns that event. A running run is refused
    * (`run_not_stopped`), a terminal one too (`run_finished`).
    */
-  async resume(options: { event?: JsonObject } = {}): Promise<AppendResult> {
+  resume(options: { event?: JsonObject } = {}): Promise<AppendResult> {
+    return this.#scope.track(this.#resume(options));
+  }
+
+  async #resume(options: { event?: JsonObject }): Promise<AppendResult> {
     checkNames(options, ["event"], "resume's options");
     const from = await this.status();
     const refused = lifecycleRefusal(from, "resume");

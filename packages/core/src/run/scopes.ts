@@ -29,6 +29,7 @@ export class RunTransaction {
 
   /** `hint`: the last event the lease saw appended, shared by its transactions (see RootHint). */
   constructor(scope: WriteScope, context: RunContext, hint: RootHint = { root: undefined }) {
+    scope.tracksOperations();
     this.#scope = scope;
     this.#context = context;
     this.#hint = hint;
@@ -44,8 +45,8 @@ export class RunTransaction {
 
   /** Runs `fn` in a savepoint: its writes are undone if it throws, and the transaction continues. */
   savepoint<T>(fn: (tx: RunTransaction) => Promise<T>): Promise<T> {
-    return this.#scope.savepoint((scope) =>
-      fn(new RunTransaction(scope, this.#context, this.#hint)),
+    return this.#scope.track(
+      this.#scope.savepoint((scope) => fn(new RunTransaction(scope, this.#context, this.#hint))),
     );
   }
 }
@@ -61,6 +62,7 @@ export class RunSnapshot {
   readonly #scope: ReadScope;
 
   constructor(scope: ReadScope, workspace: WorkspaceContext) {
+    scope.tracksOperations();
     this.#scope = scope;
     this.journal = new JournalReader(scope);
     this.run = new RunRecordReader(scope);
@@ -69,12 +71,12 @@ export class RunSnapshot {
 
   /** The header (application_id, user_version, journal mode) and every schema object, as the file stores them. */
   schema(): Promise<LiveSchema> {
-    return readLiveSchema(this.#scope);
+    return this.#scope.track(readLiveSchema(this.#scope));
   }
 
   /** How many events (and which range), objects, chunks, roots and pins the run holds. Scans: O(rows). */
   counts(): Promise<RunCounts> {
-    return countRun(this.#scope);
+    return this.#scope.track(countRun(this.#scope));
   }
 }
 

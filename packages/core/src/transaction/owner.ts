@@ -3,7 +3,7 @@
  * and ROLLBACK (docs/architecture.md, "One owner of transactions").
  */
 import type { DriverConnection, DriverTransaction } from "../port/driver.js";
-import type { RunledgerError } from "../port/errors.js";
+import { isRunledgerError, type RunledgerError } from "../port/errors.js";
 import { retryWhileBusy } from "./busy.js";
 import { Savepoints } from "./savepoints.js";
 import { endScope, escaped, ReadScope, type TransactionState, WriteScope } from "./scope.js";
@@ -64,7 +64,8 @@ export async function runWriteTransaction<T>(
     await transaction.commit();
     return result;
   } catch (error) {
-    endScope(scope);
+    // Work the callback left behind fails with the error the caller gets.
+    endScope(scope, () => escapeOf(error));
     await rollBack(entry, transaction, error);
     throw error;
   }
@@ -96,9 +97,11 @@ export async function runReadTransaction<T>(
     try {
       const value = await fn(scope);
       if (scope.hasEscapedWork) throw escaped("transaction");
-      outcome = { ok: true, value };
-    } finally {
       endScope(scope);
+      outcome = { ok: true, value };
+    } catch (error) {
+      endScope(scope, () => escapeOf(error));
+      throw error;
     }
   } catch (error) {
     outcome = { ok: false, error };
@@ -111,6 +114,11 @@ export async function runReadTransaction<T>(
   }
   if (!outcome.ok) throw outcome.error;
   return outcome.value;
+}
+
+/** The `callback_escaped` error that work left behind by a failed callback rejects with. */
+function escapeOf(failure: unknown): RunledgerError {
+  return isRunledgerError(failure, "callback_escaped") ? failure : escaped("transaction");
 }
 
 async function rollBack(entry: TransactionHost, transaction: DriverTransaction, failure: unknown) {

@@ -1,12 +1,14 @@
 /**
  * Scopes: the executor a transaction callback is given, which refuses use
- * after the callback ends or while a savepoint on it runs.
+ * after the callback ends or while a savepoint on it runs, and which knows
+ * whether the callback awaited the work it started (operations.ts).
  */
 import { Kysely } from "kysely";
 import { RunledgerDialect } from "../port/dialect.js";
 import type { DriverTransaction, Executor, QueryResult } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import type { SqlValue } from "../port/values.js";
+import { Operation, type Outstanding } from "./operations.js";
 import type { Savepoints } from "./savepoints.js";
 
 /**
@@ -15,7 +17,18 @@ import type { Savepoints } from "./savepoints.js";
  * with its own code instead of writing somewhere unexpected:
  * - `transaction_closed`: the scope is used after its callback ended;
  * - `savepoint_overlap`: a scope is used while a savepoint opened on it is
- *   still running (two side by side, or the outer one written meanwhile).
+ *   still running (two side by side, or the outer one written meanwhile);
+ * - `callback_escaped`: the callback returned while work it started was
+ *   still running, or had finished without being awaited. The owner then
+ *   rolls the transaction (or savepoint) back, and that work rejects with
+ *   the same error.
+ *
+ * What counts as work started: on a scope handed straight to a callback
+ * (`Lease.transact`, `Lease.read`, the engine API), each statement and each
+ * savepoint. On a scope under the run API, each call of the run API
+ * (`tx.journal.append`, `tx.workspace.apply`, …): the statements core issues
+ * for it are awaited by core, and tracking each of them would add a promise
+ * per statement to the hot path.
  * A storage failure that must not be committed past (see `doom`) ends the
  * whole transaction: every scope of it then refuses work with that failure.
  * So does a failed statement after which SQLite or the server has ended the
@@ -28,17 +41,30 @@ export interface TransactionState {
 }
 
 /** Set once by Scope below: marks a scope ended (its `#ended` is private to the class). */
-let markEnded: (scope: Scope) => void;
+let markEnded: (scope: Scope, refusal: () => RunledgerError) => void;
 
-/** Called by the owner when a callback has finished: the scope is dead from here on. */
-export function endScope(scope: ReadScope | WriteScope): void {
-  markEnded(scope);
+/**
+ * Called by the owner when a callback has finished: the scope is dead from
+ * here on, and work it started that is still outstanding (still running, or
+ * never awaited) is rejected with `refusal()` — the owner passes the
+ * `callback_escaped` error it throws, so both are the same.
+ */
+export function endScope(
+  scope: ReadScope | WriteScope,
+  refusal: () => RunledgerError = () => escaped("transaction"),
+): void {
+  markEnded(scope, refusal);
 }
 
 abstract class Scope implements Executor {
   static {
-    markEnded = (scope) => {
+    markEnded = (scope, refusal) => {
       scope.#ended = true;
+      const outstanding = scope.#outstanding;
+      if (outstanding === undefined || outstanding.size === 0) return;
+      const error = refusal();
+      for (const operation of outstanding) operation.abandon(error);
+      outstanding.clear();
     };
   }
 
@@ -51,6 +77,10 @@ abstract class Scope implements Executor {
   #ended = false;
   #inFlight = 0;
   #openChild = false;
+  /** Statements and savepoints are tracked one by one (see the header), until the run API takes over. */
+  #tracksStatements: boolean;
+  /** Operations started here and not yet both finished and awaited; made on the first. */
+  #outstanding: Outstanding | undefined;
   // biome-ignore lint/suspicious/noExplicitAny: callers pick their own Kysely schema type
   #kysely: Kysely<any> | undefined;
 
@@ -59,9 +89,40 @@ abstract class Scope implements Executor {
     this.state = state;
     this.#parent = parent;
     this.depth = parent === undefined ? 0 : parent.depth + 1;
+    this.#tracksStatements = parent === undefined ? true : parent.#tracksStatements;
   }
 
   execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
+    const pending = this.#statement(sql, params);
+    return this.#tracksStatements ? this.track(pending) : pending;
+  }
+
+  /**
+   * Hands out `work`, started in this scope, as an operation of it: the
+   * scope's callback must await it before returning (operations.ts). Work
+   * started after the callback ended is not tracked; it fails on its own
+   * (`transaction_closed`).
+   */
+  track<T>(work: Promise<T>): Promise<T> {
+    if (this.ended) return work;
+    this.#outstanding ??= new Set();
+    return new Operation(work, this.#outstanding);
+  }
+
+  /**
+   * From here on the run API tracks its calls on this scope (and the
+   * savepoints opened on it) with `track`; the statements and savepoints core
+   * issues for those calls are not tracked one by one.
+   */
+  tracksOperations(): void {
+    this.#tracksStatements = false;
+  }
+
+  protected get tracksStatements(): boolean {
+    return this.#tracksStatements;
+  }
+
+  #statement(sql: string, params: readonly SqlValue[]): Promise<QueryResult> {
     // Not async: one promise per statement, not an async frame around another.
     try {
       this.checkUsable("execute");
@@ -102,9 +163,12 @@ abstract class Scope implements Executor {
     return this.#kysely as Kysely<DB>;
   }
 
-  /** Work still running in this scope (statements not awaited, a savepoint still open). */
+  /**
+   * Work the callback left behind: a statement or a savepoint still running,
+   * or an operation not both finished and awaited.
+   */
   get hasEscapedWork(): boolean {
-    return this.#inFlight > 0 || this.#openChild;
+    return this.#inFlight > 0 || this.#openChild || (this.#outstanding?.size ?? 0) > 0;
   }
 
   /** Whether this scope, or any scope it was opened inside, has ended. */
@@ -132,6 +196,9 @@ abstract class Scope implements Executor {
     }
   }
 }
+
+/** What a callback is handed: a transaction's (or savepoint's) scope, or a snapshot's. */
+export type CallbackScope = ReadScope | WriteScope;
 
 /** A scope that may write: the top-level transaction or any savepoint inside it. */
 export class WriteScope extends Scope {
@@ -173,7 +240,12 @@ export class WriteScope extends Scope {
    * scope: it refuses further work and neither releases nor rolls back what
    * no longer exists.
    */
-  async savepoint<T>(fn: (tx: WriteScope) => Promise<T>): Promise<T> {
+  savepoint<T>(fn: (tx: WriteScope) => Promise<T>): Promise<T> {
+    const pending = this.#savepoint(fn);
+    return this.tracksStatements ? this.track(pending) : pending;
+  }
+
+  async #savepoint<T>(fn: (tx: WriteScope) => Promise<T>): Promise<T> {
     this.checkUsable("open a savepoint");
     // Claimed before the first await, so a second savepoint beside it is refused.
     this.childOpen = true;
@@ -189,7 +261,9 @@ export class WriteScope extends Scope {
         await this.executor.execute(`RELEASE ${name}`);
         return result;
       } catch (error) {
-        endScope(child);
+        endScope(child, () =>
+          isRunledgerError(error, "callback_escaped") ? error : escaped("savepoint"),
+        );
         if (!this.ended) await this.#savepoints.rollBack(name, error);
         throw error;
       }
@@ -224,7 +298,8 @@ function closed(action: string): RunledgerError {
 export function escaped(what: "transaction" | "savepoint"): RunledgerError {
   return new RunledgerError(
     "callback_escaped",
-    `the ${what} callback returned while its work was still running; ` +
-      "await every statement and savepoint inside the callback",
+    `the ${what} callback returned before awaiting work it started on tx (a call still ` +
+      `running, or finished but never awaited); the ${what} was rolled back and nothing of it ` +
+      "was written. Await every call on tx, and every savepoint, before returning",
   );
 }

@@ -9,7 +9,7 @@ import { fromHex, toHex } from "../port/hash.js";
 import type { JsonObject } from "../port/json.js";
 import { keysetRows } from "../port/keyset.js";
 import { checkNames } from "../port/options.js";
-import type { WriteScope } from "../transaction/scope.js";
+import type { CallbackScope, WriteScope } from "../transaction/scope.js";
 import { type Content, readFile, storeFile, streamFile } from "./files.js";
 import { collectGarbage, type GarbageReport, pruneJournal } from "./gc.js";
 import { type DirectoryNode, INLINE_NODE_MAX, type Item, nodeBytes } from "./node.js";
@@ -84,23 +84,31 @@ const PINS = "SELECT name, root_id FROM workspace_pin ORDER BY name";
 /** The one option a read at a root takes. */
 const AT_ROOT = ["root"];
 
-/** Snapshot reads of the workspace at the current root or any other. */
+/**
+ * Snapshot reads of the workspace at the current root or any other. Each
+ * call that answers a promise is an operation of the scope (scope.ts): the
+ * callback must await it. Streams are read by the callback as it goes.
+ */
 export class WorkspaceReader {
-  protected readonly executor: Executor;
+  protected readonly executor: CallbackScope;
   protected readonly workspace: WorkspaceContext;
 
-  constructor(executor: Executor, workspace: WorkspaceContext) {
-    this.executor = executor;
+  constructor(scope: CallbackScope, workspace: WorkspaceContext) {
+    this.executor = scope;
     this.workspace = workspace;
   }
 
   /** The current root's id (hex). */
-  async currentRoot(): Promise<string> {
-    return toHex(await currentRootId(this.executor));
+  currentRoot(): Promise<string> {
+    return this.executor.track(currentRootId(this.executor).then(toHex));
   }
 
   /** A file's whole content. For large files use `stream`. */
-  async read(path: string, options: AtRoot = {}): Promise<Uint8Array> {
+  read(path: string, options: AtRoot = {}): Promise<Uint8Array> {
+    return this.executor.track(this.#read(path, options));
+  }
+
+  async #read(path: string, options: AtRoot): Promise<Uint8Array> {
     checkNames(options, AT_ROOT, "read's options");
     const file = await this.#file(path, options);
     return file.content?.slice() ?? readFile(this.executor, file.target);
@@ -123,9 +131,16 @@ export class WorkspaceReader {
     path: string,
     options: AtRoot & { readonly missing: "undefined" },
   ): Promise<WorkspaceEntry | undefined>;
-  async stat(
+  stat(
     path: string,
     options: AtRoot & { readonly missing?: "error" | "undefined" } = {},
+  ): Promise<WorkspaceEntry | undefined> {
+    return this.executor.track(this.#stat(path, options));
+  }
+
+  async #stat(
+    path: string,
+    options: AtRoot & { readonly missing?: "error" | "undefined" },
   ): Promise<WorkspaceEntry | undefined> {
     checkNames(options, ["root", "missing"], "stat's options");
     const { missing = "error" } = options;
@@ -142,7 +157,11 @@ export class WorkspaceReader {
   }
 
   /** The entries of a directory ("" or omitted: the top), in name order. */
-  async list(directory?: string, options: AtRoot = {}): Promise<WorkspaceEntry[]> {
+  list(directory?: string, options: AtRoot = {}): Promise<WorkspaceEntry[]> {
+    return this.executor.track(this.#list(directory, options));
+  }
+
+  async #list(directory: string | undefined, options: AtRoot): Promise<WorkspaceEntry[]> {
     const out: WorkspaceEntry[] = [];
     for await (const entry of this.entries(directory, options)) out.push(entry);
     return out;
@@ -201,7 +220,11 @@ export class WorkspaceReader {
   }
 
   /** Named pins that keep roots from garbage collection. */
-  async pins(): Promise<{ name: string; rootId: string }[]> {
+  pins(): Promise<{ name: string; rootId: string }[]> {
+    return this.executor.track(this.#pins());
+  }
+
+  async #pins(): Promise<{ name: string; rootId: string }[]> {
     const { rows } = await this.executor.execute(PINS);
     return rows.map((row) => ({
       name: String(row.name),
@@ -312,7 +335,11 @@ export class WorkspaceWriter extends WorkspaceReader {
     this.#journal = journal;
   }
 
-  async apply(changes: ApplyChanges, options: ApplyOptions = {}): Promise<ApplyResult> {
+  apply(changes: ApplyChanges, options: ApplyOptions = {}): Promise<ApplyResult> {
+    return this.#scope.track(this.#apply(changes, options));
+  }
+
+  async #apply(changes: ApplyChanges, options: ApplyOptions): Promise<ApplyResult> {
     checkNames(changes, ["put", "delete", "copy"], "apply's changes");
     checkNames(options, ["event", "expect", "missing"], "apply's options");
     const missing = options.missing ?? "error";
@@ -444,7 +471,11 @@ export class WorkspaceWriter extends WorkspaceReader {
   }
 
   /** Keeps a root (default: the current one) from garbage collection under a name. */
-  async pin(name: string, options: AtRoot = {}): Promise<void> {
+  pin(name: string, options: AtRoot = {}): Promise<void> {
+    return this.#scope.track(this.#pin(name, options));
+  }
+
+  async #pin(name: string, options: AtRoot): Promise<void> {
     checkNames(options, AT_ROOT, "pin's options");
     if (typeof name !== "string" || name.length < 1 || name.length > 256) {
       throw new RunledgerError("invalid_argument", "a pin name is a string of 1 to 256 characters");
@@ -466,19 +497,25 @@ ON CONFLICT (name) DO UPDATE SET root_id = excluded.root_id`,
   }
 
   /** Drops journal events before `before`; run `collectGarbage` afterwards to free what they retained. */
-  async prune(options: { before: number }): Promise<number> {
+  prune(options: { before: number }): Promise<number> {
+    return this.#scope.track(this.#prune(options));
+  }
+
+  async #prune(options: { before: number }): Promise<number> {
     checkNames(options, ["before"], "prune's options");
     return pruneJournal(this.executor, options.before);
   }
 
   /** Deletes every node, file and piece that no event, pin or the current root reaches. */
   collectGarbage(): Promise<GarbageReport> {
-    return collectGarbage(this.executor, this.workspace.nodes);
+    return this.#scope.track(collectGarbage(this.executor, this.workspace.nodes));
   }
 
-  async unpin(name: string): Promise<boolean> {
-    return (
-      (await this.executor.execute("DELETE FROM workspace_pin WHERE name = ?", [name])).changes > 0
+  unpin(name: string): Promise<boolean> {
+    return this.#scope.track(
+      this.executor
+        .execute("DELETE FROM workspace_pin WHERE name = ?", [name])
+        .then(({ changes }) => changes > 0),
     );
   }
 }
