@@ -49,9 +49,26 @@ export interface ChainedEvent {
 }
 
 const encoder = new TextEncoder();
-/** Reused for every digest input: a step hashes one event, and allocating its bytes would cost more. */
-let scratch = new Uint8Array(4096);
-let view = new DataView(scratch.buffer);
+
+/** Bytes a digest input is laid out in, with a view to write its integers. */
+interface Scratch {
+  readonly bytes: Uint8Array;
+  readonly view: DataView;
+}
+
+function scratchOf(length: number): Scratch {
+  const bytes = new Uint8Array(length);
+  return { bytes, view: new DataView(bytes.buffer) };
+}
+
+/**
+ * Reused for every digest input up to KEPT_SCRATCH bytes: a step hashes one
+ * small event, and allocating its bytes would cost more. A larger event (a
+ * record of megabytes) gets bytes of its own, so one large record never
+ * leaves the process holding that much for good.
+ */
+const KEPT_SCRATCH = 64 * 1024;
+let kept = scratchOf(4096);
 
 /** The event's digest: SHA-256 of the domain tag, `previous` and the event's fields (see above). */
 export function eventDigest(
@@ -69,30 +86,31 @@ export function eventDigest(
     32 +
     13 +
     3 * (eventId.length + record.length + (key?.length ?? 0));
-  if (scratch.length < most) {
-    scratch = new Uint8Array(Math.max(most, scratch.length * 2));
-    view = new DataView(scratch.buffer);
+  if (kept.bytes.length < most && most <= KEPT_SCRATCH) {
+    kept = scratchOf(Math.min(KEPT_SCRATCH, Math.max(most, kept.bytes.length * 2)));
   }
-  scratch.set(DOMAIN, 0);
+  const scratch = most <= kept.bytes.length ? kept : scratchOf(most);
+  const { bytes } = scratch;
+  bytes.set(DOMAIN, 0);
   let at = DOMAIN.length;
-  scratch.set(previous, at);
+  bytes.set(previous, at);
   at += 32;
-  at = putInteger(at, event.sequence);
-  at = putText(at, eventId);
-  if (key === null) scratch[at++] = 0;
+  at = putInteger(scratch, at, event.sequence);
+  at = putText(scratch, at, eventId);
+  if (key === null) bytes[at++] = 0;
   else {
-    scratch[at++] = 1;
-    at = putText(at, key);
+    bytes[at++] = 1;
+    at = putText(scratch, at, key);
   }
-  at = putText(at, record);
-  scratch.set(event.root, at);
+  at = putText(scratch, at, record);
+  bytes.set(event.root, at);
   at += 32;
-  at = putInteger(at, event.writtenAt);
-  return hash.sha256(scratch.subarray(0, at));
+  at = putInteger(scratch, at, event.writtenAt);
+  return hash.sha256(bytes.subarray(0, at));
 }
 
 /** A safe integer as 8 bytes, big-endian, two's complement. */
-function putInteger(at: number, value: number): number {
+function putInteger({ view }: Scratch, at: number, value: number): number {
   const high = Math.floor(value / 0x1_0000_0000);
   view.setInt32(at, high);
   view.setUint32(at + 4, value - high * 0x1_0000_0000);
@@ -100,8 +118,8 @@ function putInteger(at: number, value: number): number {
 }
 
 /** A text as its UTF-8 bytes after their 4-byte big-endian length. */
-function putText(at: number, text: string): number {
-  const { written } = encoder.encodeInto(text, scratch.subarray(at + 4));
+function putText({ bytes, view }: Scratch, at: number, text: string): number {
+  const { written } = encoder.encodeInto(text, bytes.subarray(at + 4));
   view.setUint32(at, written);
   return at + 4 + written;
 }
