@@ -24,10 +24,22 @@ function counting(inner: Driver): { driver: Driver; count: () => number } {
     get active() {
       return transaction.active;
     },
-    execute: (sql, params) => (statements++, transaction.execute(sql, params)),
-    executeScript: (sql) => (statements++, transaction.executeScript(sql)),
-    commit: () => (statements++, transaction.commit()),
-    rollback: () => (statements++, transaction.rollback()),
+    execute: (sql, params) => {
+      statements++;
+      return transaction.execute(sql, params);
+    },
+    executeScript: (sql) => {
+      statements++;
+      return transaction.executeScript(sql);
+    },
+    commit: () => {
+      statements++;
+      return transaction.commit();
+    },
+    rollback: () => {
+      statements++;
+      return transaction.rollback();
+    },
   });
   const driver: Driver = {
     ...inner,
@@ -36,9 +48,18 @@ function counting(inner: Driver): { driver: Driver; count: () => number } {
       const connection = await inner.open(location, options);
       return {
         ...connection,
-        execute: (sql, params) => (statements++, connection.execute(sql, params)),
-        executeScript: (sql) => (statements++, connection.executeScript(sql)),
-        begin: async (mode) => (statements++, session(await connection.begin(mode))),
+        execute: (sql, params) => {
+          statements++;
+          return connection.execute(sql, params);
+        },
+        executeScript: (sql) => {
+          statements++;
+          return connection.executeScript(sql);
+        },
+        begin: async (mode) => {
+          statements++;
+          return session(await connection.begin(mode));
+        },
         configure: (settings) => connection.configure(settings),
         close: () => connection.close(),
       };

@@ -6,11 +6,11 @@
  * intact or gone. Only a recognized run is deleted; a missing one is
  * `not_found`, another program's file is refused as on open.
  */
-import { existsSync as exists, existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { RunledgerError } from "@runledger/core";
 import { type Driver, databaseFiles } from "@runledger/core/port";
-import { describe, expect, it } from "vitest";
+import { describe, expect } from "vitest";
 import { FaultInjector } from "../faults.js";
 import { type Fixtures, failureOf } from "../fixtures.js";
 import { CREATE, runStore } from "./run-fixtures.js";
