@@ -120,7 +120,7 @@ export function describeRunRemove(fx: Fixtures): void {
 
     fx.needs("local", "walSharedMemory", "closeReleasesFile")
       .because(
-        `a server's other clients are the server's to know; without shared memory the other connection locks the file for itself; ${LINGERS}`,
+        "a server's other clients are the server's to know; without shared memory the other connection locks the file for itself; and a closed connection must let go of the file",
       )
       .it(
         "refuses run_in_use while another connection has the run open, and deletes nothing",
@@ -145,7 +145,9 @@ export function describeRunRemove(fx: Fixtures): void {
       );
 
     fx.needs("childProcesses", "local", "walSharedMemory", "closeReleasesFile")
-      .because(`another process holds the run open beside this one; ${LINGERS}`)
+      .because(
+        "another process holds the run open beside this one, and a closed connection must let go of the file",
+      )
       .it(
         "refuses run_in_use while another process holds the run, and removes it once that process lets go",
         async () => {

@@ -8,8 +8,12 @@
  */
 import { existsSync } from "node:fs";
 import { RunStore } from "@runledger/core";
+import { CommitLogStore, ReadModelStore } from "@runledger/core/commit-log";
+import { DatastoreStore } from "@runledger/core/datastore";
+import { ConnectionProvider } from "@runledger/core/engine";
 import { describe, expect, it } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
+import { NO_IDENTITY_TABLE } from "../requirements.js";
 import { CREATE, openRun, runStore } from "./run-fixtures.js";
 import { dumpTables } from "./workspace-fixtures.js";
 
@@ -98,5 +102,60 @@ export function describeStrictArguments(fx: Fixtures): void {
       );
       expect(fork.code).toBe("invalid_argument");
     });
+
+    it("refuses unknown names in the provider's and the commit log's, read model's and datastore's store options", async () => {
+      for (const construct of [
+        () => new ConnectionProvider({ driver: fx.driver(), ...EXTRA }),
+        () => new CommitLogStore({ driver: fx.driver(), ...EXTRA }),
+        () => new ReadModelStore({ driver: fx.driver(), ...EXTRA }),
+        () => new DatastoreStore({ driver: fx.driver(), ...EXTRA }),
+      ]) {
+        const error = await failureOf(async () => construct());
+        expect(error.code).toBe("invalid_argument");
+        expect(error.message).toContain('"oops"');
+      }
+    });
+
+    fx.needs("local")
+      .because(NO_IDENTITY_TABLE)
+      .it(
+        "refuses unknown names in the commit log's, read model's and datastore's open, begin, resume and catchUp, creating nothing",
+        async () => {
+          const file = fx.subject.capabilities?.files === true;
+          const logs = new CommitLogStore({ driver: fx.driver() });
+          const models = new ReadModelStore({ driver: fx.driver() });
+          const datastores = new DatastoreStore({ driver: fx.driver() });
+          try {
+            const location = fx.location();
+            for (const open of [
+              () => logs.open(location, { create: true, ...EXTRA }),
+              () => models.open(location, { create: true, ...EXTRA }),
+              () => datastores.open(location, { create: true, ...EXTRA }),
+            ]) {
+              const error = await failureOf(open);
+              expect(error.code).toBe("invalid_argument");
+              expect(error.message).toContain('"oops"');
+            }
+            if (file) expect(existsSync(location)).toBe(false);
+            const log = await logs.open(fx.location(), { create: true });
+            const model = await models.open(fx.location(), { create: true });
+            try {
+              for (const call of [
+                () => log.begin(UNKNOWN),
+                () => log.resume("some-txn", UNKNOWN),
+                () => model.catchUp(log, UNKNOWN),
+              ]) {
+                expect((await failureOf(call)).code).toBe("invalid_argument");
+              }
+              expect(await model.catchUp(log)).toMatchObject({ commits: 0 });
+            } finally {
+              await log.release();
+              await model.release();
+            }
+          } finally {
+            await Promise.all([logs.close(), models.close(), datastores.close()]);
+          }
+        },
+      );
   });
 }

@@ -3,13 +3,15 @@
  * DatabaseAccess. It hands out units of work, resumes the ones a stopped
  * process left behind, checks chunks, and answers reads.
  */
+
 import { RunledgerError } from "../port/errors.js";
+import { checkNames } from "../port/options.js";
 import { checkChunks } from "./chunks.js";
 import type { DatabaseAccess, LogContext } from "./context.js";
 import { LogReader } from "./reader.js";
 import { createUnit } from "./staging.js";
 import type { ChunkCheck, ContentSource } from "./types.js";
-import { CommitUnit, type UnitOptions } from "./unit.js";
+import { CommitUnit, UNIT_OPTIONS, type UnitOptions } from "./unit.js";
 
 export interface BeginOptions extends UnitOptions {
   /** The unit's txn id; default a new random one. A txn id the log already knows is refused. */
@@ -59,6 +61,7 @@ export class CommitLog {
 
   /** Starts a unit of work. */
   async begin(options: BeginOptions = {}): Promise<CommitUnit> {
+    checkNames(options, ["txnId", ...UNIT_OPTIONS], "begin's options");
     const txnId = options.txnId ?? this.#context.newId();
     if (typeof txnId !== "string" || txnId.length < 1 || txnId.length > 128) {
       throw new RunledgerError("invalid_argument", "a txn id is a string of 1 to 128 characters");
@@ -75,6 +78,7 @@ export class CommitLog {
    * unit whose process stopped while staging can only be abandoned.
    */
   async resume(txnId: string, options: UnitOptions = {}): Promise<CommitUnit> {
+    checkNames(options, UNIT_OPTIONS, "resume's options");
     const state = await this.#access.read(async (reader) => {
       const { rows } = await reader.execute("SELECT state FROM unit WHERE txn_id = ?", [txnId]);
       return rows[0]?.state;

@@ -15,10 +15,12 @@
  *   page is reduced to each key's last op (every op replaces its key's whole
  *   state) and written with multi-row statements.
  */
+
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { toHex } from "../port/hash.js";
 import { keysetPages, keysetRows } from "../port/keyset.js";
+import { checkNames } from "../port/options.js";
 import type { Row, SqlValue } from "../port/values.js";
 import type { DatabaseAccess } from "./context.js";
 import { type CommitLog, commitLogAccess } from "./log.js";
@@ -68,6 +70,7 @@ export class ReadModel {
   }
 
   async catchUp(log: CommitLog, options: CatchUpOptions = {}): Promise<CatchUpResult> {
+    checkNames(options, ["opsPerTransaction", "pageSize"], "catchUp's options");
     const budget = options.opsPerTransaction ?? 20_000;
     const pageSize = options.pageSize ?? 2_000;
     const source = await log.read((reader) => reader.info());

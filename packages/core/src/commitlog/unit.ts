@@ -72,6 +72,9 @@ export interface UnitOptions {
   readonly spillBytes?: number;
 }
 
+/** Every name of UnitOptions. */
+export const UNIT_OPTIONS = ["contentSource", "spillOps", "spillBytes"];
+
 const DEFAULT_SPILL_OPS = 1024;
 const DEFAULT_SPILL_BYTES = 4 << 20;
 const PAGE = 512;

@@ -3,6 +3,7 @@
  * established in its first turn, shared by leases and closed when idle. The
  * only place a driver connection is opened or closed.
  */
+
 import type {
   AsyncContext,
   ConnectionSettings,
@@ -11,6 +12,7 @@ import type {
   Executor,
 } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
+import { checkNames } from "../port/options.js";
 import { retryWhileBusy } from "../transaction/busy.js";
 import { runWriteTransaction } from "../transaction/owner.js";
 import type { WriteScope } from "../transaction/scope.js";
@@ -99,6 +101,12 @@ async function whileAlone(location: string, step: () => Promise<void>): Promise<
   }
 }
 
+/**
+ * Every name of `ConnectionProviderOptions` but `establish`: what a store
+ * built on the provider (RunStore, CommitLogStore, …) takes through to it.
+ */
+export const PROVIDER_OPTIONS = ["driver", "busyTimeoutMs", "durability", "idleRetentionMs"];
+
 /** How long one statement waits inside SQLite before core's own retry takes over. */
 const DRIVER_BUSY_SLICE_MS = 100;
 
@@ -127,6 +135,7 @@ export class ConnectionProvider<Create = unknown> {
   readonly #owner: LeaseOwner;
 
   constructor(options: ConnectionProviderOptions<Create>) {
+    checkNames(options, [...PROVIDER_OPTIONS, "establish"], "the provider's options");
     const provider = this;
     this.#owner = {
       get closed() {

@@ -18,7 +18,15 @@ export abstract class ProviderStore<Create> {
     options: Omit<ConnectionProviderOptions<Create>, "establish">,
     establish: Establish<Create>,
   ) {
-    this.provider = new ConnectionProvider<Create>({ ...options, establish });
+    // The provider takes its own options only; a store's own (clock, newId) stay with the store.
+    const { driver, busyTimeoutMs, durability, idleRetentionMs } = options;
+    this.provider = new ConnectionProvider<Create>({
+      driver,
+      establish,
+      ...(busyTimeoutMs === undefined ? {} : { busyTimeoutMs }),
+      ...(durability === undefined ? {} : { durability }),
+      ...(idleRetentionMs === undefined ? {} : { idleRetentionMs }),
+    });
   }
 
   /** Refuses new opens, lets started work finish, closes every database. */

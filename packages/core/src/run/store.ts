@@ -5,7 +5,7 @@
 
 import type { Lease } from "../connection/lease.js";
 import { openExisting } from "../connection/open-existing.js";
-import type { ConnectionProviderOptions } from "../connection/provider.js";
+import { type ConnectionProviderOptions, PROVIDER_OPTIONS } from "../connection/provider.js";
 import { ProviderStore } from "../connection/store-base.js";
 import { injectedContext } from "../port/context.js";
 import { RunledgerError } from "../port/errors.js";
@@ -39,14 +39,7 @@ export interface RunOpenOptions {
 }
 
 /** Every name RunStore's options may carry. */
-const STORE_OPTIONS = [
-  "driver",
-  "busyTimeoutMs",
-  "durability",
-  "idleRetentionMs",
-  "clock",
-  "newId",
-];
+const STORE_OPTIONS = [...PROVIDER_OPTIONS, "clock", "newId"];
 
 /**
  * The provider of run databases: one authoritative entry per canonical

@@ -12,9 +12,10 @@ import { CommitLog } from "../commitlog/log.js";
 import { ReadModel } from "../commitlog/read-model.js";
 import { LogReader } from "../commitlog/reader.js";
 import { openExisting } from "../connection/open-existing.js";
-import type { ConnectionProviderOptions } from "../connection/provider.js";
+import { type ConnectionProviderOptions, PROVIDER_OPTIONS } from "../connection/provider.js";
 import { ProviderStore } from "../connection/store-base.js";
 import { injectedContext } from "../port/context.js";
+import { checkNames } from "../port/options.js";
 
 export interface CommitLogStoreOptions extends Omit<ConnectionProviderOptions<true>, "establish"> {
   /** Milliseconds since the epoch for timestamps. Default Date.now. */
@@ -32,12 +33,14 @@ export class CommitLogStore extends ProviderStore<true> {
   readonly #context: LogContext;
 
   constructor(options: CommitLogStoreOptions) {
+    checkNames(options, [...PROVIDER_OPTIONS, "clock", "newId"], "CommitLogStore's options");
     const context = injectedContext(options);
     super(options, establishCommitLog(context));
     this.#context = context;
   }
 
   async open(location: string, options: StoreOpenOptions = {}): Promise<CommitLog> {
+    checkNames(options, ["create"], "open's options");
     const lease = await openExisting(
       this.provider,
       location,
@@ -59,10 +62,12 @@ export type ReadModelStoreOptions = Omit<ConnectionProviderOptions<true>, "estab
 
 export class ReadModelStore extends ProviderStore<true> {
   constructor(options: ReadModelStoreOptions) {
+    checkNames(options, PROVIDER_OPTIONS, "ReadModelStore's options");
     super(options, establishReadModel());
   }
 
   async open(location: string, options: StoreOpenOptions = {}): Promise<ReadModel> {
+    checkNames(options, ["create"], "open's options");
     const lease = await openExisting(
       this.provider,
       location,

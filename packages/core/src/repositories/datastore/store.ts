@@ -6,10 +6,11 @@
  */
 
 import { openExisting } from "../../connection/open-existing.js";
-import type { ConnectionProviderOptions } from "../../connection/provider.js";
+import { type ConnectionProviderOptions, PROVIDER_OPTIONS } from "../../connection/provider.js";
 import { ProviderStore } from "../../connection/store-base.js";
 import { type InjectedContext, injectedContext } from "../../port/context.js";
 import { RunledgerError } from "../../port/errors.js";
+import { checkNames } from "../../port/options.js";
 import type { DatastoreFormat } from "../../routing/hook.js";
 import { checkInitialize, type DatastoreInitialize, initializeDatastore } from "../initialize.js";
 import { Datastore, type DatastoreOptions } from "./datastore.js";
@@ -38,11 +39,13 @@ export class DatastoreStore extends ProviderStore<DatastoreCreate> {
   readonly #context: InjectedContext;
 
   constructor(options: DatastoreStoreOptions) {
+    checkNames(options, [...PROVIDER_OPTIONS, "clock", "newId"], "DatastoreStore's options");
     super(options, establishDatastore());
     this.#context = injectedContext(options);
   }
 
   async open(location: string, options: DatastoreOpenOptions = {}): Promise<Datastore> {
+    checkNames(options, ["create", "initialize", "namespace", "observer"], "open's options");
     const namespace = options.namespace;
     if (namespace !== undefined && (!NAMESPACE.test(namespace) || /^\.+$/.test(namespace))) {
       throw new RunledgerError(
