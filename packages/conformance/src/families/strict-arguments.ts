@@ -101,6 +101,18 @@ export function describeStrictArguments(fx: Fixtures): void {
         store.fork(source.location, fx.location(), { create: CREATE, ...EXTRA }),
       );
       expect(fork.code).toBe("invalid_argument");
+      // A fork point of no known shape would otherwise fork from the current root.
+      for (const at of [
+        { seq: 1 },
+        { sequence: 1, root: "0".repeat(64) },
+        { sequence: 0 },
+        { root: "ab" },
+      ]) {
+        const misnamed = await failureOf(() =>
+          store.fork(source.location, fx.location(), { create: CREATE, at: at as never }),
+        );
+        expect(misnamed.code).toBe("invalid_argument");
+      }
     });
 
     it("refuses unknown names in the provider's and the commit log's, read model's and datastore's store options", async () => {

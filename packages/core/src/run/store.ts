@@ -12,6 +12,7 @@ import { RunledgerError } from "../port/errors.js";
 import { portableHash } from "../port/hash.js";
 import { checkNames } from "../port/options.js";
 import { NodeCache } from "../workspace/objects.js";
+import { rootPoint } from "../workspace/sources.js";
 import { establishRun, identityMismatch, validateCreate } from "./establish.js";
 import { type ForkPoint, type ForkResult, forkInto } from "./fork.js";
 import type { RootHint } from "./journal.js";
@@ -102,6 +103,8 @@ export class RunStore extends ProviderStore<RunCreate> {
     options: { create: RunCreate; at?: ForkPoint },
   ): Promise<ForkResult & { lease: RunLease }> {
     checkNames(options, ["create", "at"], "fork's options");
+    // One shape, checked as a copy's `at` is: { root: <64 hex> } or { sequence: <n ≥ 1> }.
+    const at = rootPoint(options.at, "fork's options");
     const [from, to] = await Promise.all([
       this.provider.driver.canonicalize(source),
       this.provider.driver.canonicalize(target),
@@ -117,7 +120,7 @@ export class RunStore extends ProviderStore<RunCreate> {
         const result = await forkInto(
           sourceLease.lease,
           targetLease.lease,
-          options.at,
+          at,
           this.#context,
           this.#context.workspace.nodes,
         );
