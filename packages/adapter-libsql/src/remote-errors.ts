@@ -106,7 +106,8 @@ export function translateRemote(error: unknown, doing: string): RunledgerError |
     return new RunledgerError(
       "connection_lost",
       `${doing}: the server closed the connection (it restarted, or evicted this database: sqld keeps ` +
-        "--max-active-namespaces databases open, default 100); nothing of an open transaction was committed. " +
+        "--max-active-namespaces databases open, default 100); an open transaction was not committed, unless " +
+        "the connection dropped at its COMMIT (then it may have landed: retry appends with an idempotency key). " +
         "Retry once the server is back: the same lease works again",
       { cause: error },
     );
