@@ -45,6 +45,8 @@ export class LibsqlConnection implements DriverConnection {
   readonly #remote: boolean;
   readonly #readOnly: boolean;
   readonly #busyTimeoutMs: number;
+  /** Opened with an encryptionKey: setUp reads the schema, so a wrong key fails the open itself. */
+  readonly #encrypted: boolean;
   #synchronous: ConnectionSettings["synchronous"];
   /** The client's transaction most recently begun, ended on close if still open. */
   #lastTransaction: Transaction | undefined;
@@ -52,13 +54,14 @@ export class LibsqlConnection implements DriverConnection {
 
   constructor(
     client: Client,
-    options: { remote: boolean; readOnly: boolean; busyTimeoutMs: number },
+    options: { remote: boolean; readOnly: boolean; busyTimeoutMs: number; encrypted?: boolean },
   ) {
     this.#client = client;
     this.remote = options.remote;
     this.#remote = options.remote;
     this.#readOnly = options.readOnly;
     this.#busyTimeoutMs = options.busyTimeoutMs;
+    this.#encrypted = options.encrypted === true;
   }
 
   /** Applies what every connection of this adapter must have; the driver calls it once after opening. */
@@ -66,7 +69,14 @@ export class LibsqlConnection implements DriverConnection {
     if (this.#remote) {
       // The first request reaches the server: an unreachable server, a refused
       // token or a missing namespace fails the open, not a later statement.
-      // sqld always enforces foreign keys; a server that does not is told to.
+      // A read-only connection writes nothing, so foreign keys do not matter
+      // to it, and a read-only token is refused every PRAGMA: it asks only
+      // `SELECT 1`. sqld always enforces foreign keys; a server that does not
+      // is told to.
+      if (this.#readOnly) {
+        await this.execute("SELECT 1");
+        return;
+      }
       const { rows } = await this.execute("PRAGMA foreign_keys");
       if (Number(rows[0]?.foreign_keys) !== 1) await this.execute("PRAGMA foreign_keys = ON");
       return;
@@ -74,6 +84,8 @@ export class LibsqlConnection implements DriverConnection {
     const pragmas = ["PRAGMA foreign_keys = ON"];
     if (this.#readOnly) pragmas.push("PRAGMA query_only = ON");
     if (this.#synchronous !== undefined) pragmas.push(`PRAGMA synchronous = ${this.#synchronous}`);
+    // A PRAGMA reads no page: only a read of the schema decrypts the first one.
+    if (this.#encrypted) pragmas.push("SELECT 1 FROM sqlite_schema LIMIT 1");
     try {
       // One script: the client runs it without preparing a statement object
       // per PRAGMA (each would cost as much as a query, and a finalizer).

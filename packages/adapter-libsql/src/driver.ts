@@ -29,7 +29,7 @@ import {
 } from "@runledger/core/port";
 import { LibsqlConnection } from "./connection.js";
 import { translate } from "./errors.js";
-import { type LibsqlLocation, parseLocation } from "./location.js";
+import { type LibsqlLocation, parseLocation, redactLocation } from "./location.js";
 import { deleteNamespace, diagnoseClosedWebSocket, ensureNamespace } from "./namespaces.js";
 import { isWebSocketClosedEarly } from "./remote-errors.js";
 
@@ -43,8 +43,16 @@ export interface LibsqlDriverOptions {
    * missing. See docs/remote.md.
    */
   readonly adminUrl?: string;
-  /** The admin API's key (sqld's `--admin-auth-key`), sent as a bearer token. */
+  /** The admin API's key (sqld's `--admin-auth-key`), sent as `Authorization: Basic <key>`, as sqld wants it. */
   readonly adminAuthKey?: string;
+  /**
+   * Encrypts local files at rest with libSQL's own encryption (as
+   * @libsql/client provides it): the file on disk is not readable as plain
+   * SQLite, and opening it without this key, or with another, is refused
+   * (`encryption_key_refused`). Every open of the file needs the same key.
+   * A remote location refuses it: a server encrypts its own files.
+   */
+  readonly encryptionKey?: string;
 }
 
 // One async context for every driver this module makes: core keys what it
@@ -72,7 +80,20 @@ const fileReads = { openSync, readSync, closeSync, statSync };
  * so both adapters agree on which database a location names.
  */
 export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
-  checkNames(options, ["authToken", "adminUrl", "adminAuthKey"], "libsqlDriver's options");
+  checkNames(
+    options,
+    ["authToken", "adminUrl", "adminAuthKey", "encryptionKey"],
+    "libsqlDriver's options",
+  );
+  if (
+    options.encryptionKey !== undefined &&
+    (typeof options.encryptionKey !== "string" || options.encryptionKey === "")
+  ) {
+    throw new RunledgerError(
+      "invalid_argument",
+      "libsqlDriver's encryptionKey must be a non-empty string",
+    );
+  }
   return {
     name: "libsql",
     asyncContext,
@@ -102,6 +123,12 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
     },
     async open(location: string, open: OpenOptions): Promise<DriverConnection> {
       const parsed = parse(location);
+      if (parsed.kind === "remote" && options.encryptionKey !== undefined) {
+        throw new RunledgerError(
+          "invalid_argument",
+          `cannot open ${parsed.url} with an encryptionKey: it encrypts local files only (a server encrypts its own); drop it for a remote location`,
+        );
+      }
       if (parsed.kind === "file") {
         await checkFileOpenable(parsed.path, open, files);
       } else if (open.create && !open.readOnly && options.adminUrl !== undefined) {
@@ -124,6 +151,9 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
           ...(parsed.kind === "remote" && options.authToken !== undefined
             ? { authToken: options.authToken }
             : {}),
+          ...(parsed.kind === "file" && options.encryptionKey !== undefined
+            ? { encryptionKey: options.encryptionKey }
+            : {}),
         });
       } catch (error) {
         throw translate(error, `cannot open ${location}`);
@@ -132,6 +162,7 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
         remote: parsed.kind === "remote",
         readOnly: open.readOnly,
         busyTimeoutMs: open.busyTimeoutMs,
+        encrypted: parsed.kind === "file" && options.encryptionKey !== undefined,
       });
       try {
         await connection.setUp();
@@ -141,11 +172,24 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
         const doing = `cannot prepare ${location}`;
         if (parsed.kind === "remote" && isWebSocketClosedEarly(error)) {
           throw (
-            (await diagnoseClosedWebSocket(parsed.url, options.authToken, doing, error)) ??
-            translate(error, doing, true)
+            (await diagnoseClosedWebSocket(
+              parsed.url,
+              options.authToken,
+              doing,
+              error,
+              !open.readOnly,
+            )) ?? translate(error, doing, true)
           );
         }
-        throw translate(error, doing, parsed.kind === "remote");
+        const translated = translate(error, doing, parsed.kind === "remote");
+        if (
+          parsed.kind === "file" &&
+          options.encryptionKey !== undefined &&
+          translated.code === "not_a_database"
+        ) {
+          throw keyRefusal(translated, location);
+        }
+        throw translated;
       }
       return connection;
     },
@@ -171,8 +215,21 @@ function parse(location: string): LibsqlLocation {
   } catch (error) {
     throw new RunledgerError(
       "invalid_location",
-      `cannot use ${JSON.stringify(location)}: ${(error as Error).message}`,
+      `cannot use ${JSON.stringify(redactLocation(location))}: ${(error as Error).message}`,
       { cause: error },
     );
   }
+}
+
+/**
+ * A local file opened with an encryptionKey that SQLite reads as no database:
+ * the key is not the file's, or the file is not encrypted. Nothing was
+ * written to it.
+ */
+function keyRefusal(error: RunledgerError, location: string): RunledgerError {
+  return new RunledgerError(
+    "encryption_key_refused",
+    `cannot open ${location}: the file does not open with this encryptionKey (another key encrypted it, or it is not encrypted); pass the key it was written with, or none for a plain file. Nothing was written to it`,
+    { cause: error, ...(error.sqliteCode ? { sqliteCode: error.sqliteCode } : {}) },
+  );
 }

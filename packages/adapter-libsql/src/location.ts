@@ -26,11 +26,29 @@ export function parseLocation(location: string): LibsqlLocation {
   if (!REMOTE_SCHEMES.has(`${scheme}:`)) {
     throw new TypeError(`unsupported scheme "${scheme}:"`);
   }
-  const url = new URL(location);
+  let url: URL;
+  try {
+    url = new URL(location);
+  } catch {
+    // Node's own error carries the input, which may hold a token: none is kept.
+    throw new TypeError("not a valid URL");
+  }
   if (url.username !== "" || url.password !== "" || url.searchParams.has("authToken")) {
     throw new TypeError("credentials in the URL; pass authToken to libsqlDriver instead");
   }
   url.hash = "";
   const path = url.pathname.replace(/\/+$/, "");
   return { kind: "remote", url: `${url.protocol}//${url.host.toLowerCase()}${path}${url.search}` };
+}
+
+/**
+ * The location as a message may show it: a URL's user name, password and
+ * `authToken` parameter replaced by `REDACTED`, so a token a caller put in
+ * the URL is never repeated in an error (nor in a log that keeps it).
+ */
+export function redactLocation(location: string): string {
+  const hidden = "REDACTED";
+  return location
+    .replace(/^([a-zA-Z][a-zA-Z0-9+.-]*:\/\/)[^/?#@]*@/, `$1${hidden}@`)
+    .replace(/([?&]authToken=)[^&#]*/gi, `$1${hidden}`);
 }

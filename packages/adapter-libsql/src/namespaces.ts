@@ -9,17 +9,23 @@
  */
 import { RunledgerError } from "@runledger/core/port";
 import {
+  adminAuthRefused,
   authRefused,
   httpStatus,
   isNetworkFailure,
   missingNamespace,
+  readOnlyToken,
   unreachable,
 } from "./remote-errors.js";
 
 export interface NamespaceAdmin {
   /** The admin API's base URL (sqld's `--admin-listen-addr`), e.g. `http://127.0.0.1:9090`. */
   readonly adminUrl: string;
-  /** Sent as a bearer token to the admin API (sqld's `--admin-auth-key`). */
+  /**
+   * The admin API's key (sqld's `--admin-auth-key`), sent as
+   * `Authorization: Basic <key>`: sqld compares the header with exactly that
+   * and answers 401 to a bearer token.
+   */
   readonly adminAuthKey?: string;
 }
 
@@ -64,7 +70,7 @@ async function askAdmin(
         "content-type": "application/json",
         ...(admin.adminAuthKey === undefined
           ? {}
-          : { authorization: `Bearer ${admin.adminAuthKey}` }),
+          : { authorization: `Basic ${admin.adminAuthKey}` }),
       },
       ...(method === "POST" ? { body: "{}" } : {}),
     });
@@ -75,7 +81,11 @@ async function askAdmin(
   const text = await response.text();
   if (what.fine(response.status, text)) return;
   if (response.status === 401 || response.status === 403) {
-    throw authRefused(doing, new Error(`admin API answered ${response.status}: ${text}`));
+    throw adminAuthRefused(
+      doing,
+      admin.adminAuthKey !== undefined,
+      new Error(`admin API answered ${response.status}: ${text}`),
+    );
   }
   throw new RunledgerError(
     "storage_error",
@@ -94,6 +104,7 @@ export async function diagnoseClosedWebSocket(
   authToken: string | undefined,
   doing: string,
   cause: unknown,
+  writable: boolean,
 ): Promise<RunledgerError | undefined> {
   const http = new URL(url);
   const tls =
@@ -107,11 +118,20 @@ export async function diagnoseClosedWebSocket(
         "content-type": "application/json",
         ...(authToken === undefined ? {} : { authorization: `Bearer ${authToken}` }),
       },
-      body: JSON.stringify({ baton: null, requests: [{ type: "close" }] }),
+      // A writable open runs `PRAGMA foreign_keys` first, which a read-only
+      // token is refused (403): the probe runs it too, to tell that apart.
+      body: JSON.stringify({
+        baton: null,
+        requests: [
+          ...(writable ? [{ type: "execute", stmt: { sql: "PRAGMA foreign_keys" } }] : []),
+          { type: "close" },
+        ],
+      }),
     });
     const status = response.status;
     await response.body?.cancel();
-    if (status === 401 || status === 403) return authRefused(doing, cause);
+    if (status === 401) return authRefused(doing, cause);
+    if (status === 403) return readOnlyToken(doing, cause);
     if (status === 404) return missingNamespace(doing, cause);
     return undefined;
   } catch (error) {

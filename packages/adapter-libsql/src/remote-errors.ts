@@ -106,13 +106,15 @@ export function translateRemote(error: unknown, doing: string): RunledgerError |
     return new RunledgerError(
       "connection_lost",
       `${doing}: the server closed the connection (it restarted, or evicted this database: sqld keeps ` +
-        "--max-active-namespaces databases open, default 100); nothing of an open transaction was committed. " +
+        "--max-active-namespaces databases open, default 100); an open transaction was not committed, unless " +
+        "the connection dropped at its COMMIT (then it may have landed: retry appends with an idempotency key). " +
         "Retry once the server is back: the same lease works again",
       { cause: error },
     );
   }
   const status = httpStatus(error);
-  if (status === 401 || status === 403) return authRefused(doing, error);
+  if (status === 401) return authRefused(doing, error);
+  if (status === 403) return readOnlyToken(doing, error);
   if (status === 404) return missingNamespace(doing, error);
   if (isNetworkFailure(error)) return unreachable(doing, error);
   return undefined;
@@ -133,6 +135,33 @@ export function authRefused(doing: string, cause: unknown): RunledgerError {
     `${doing}: the server refused the credentials; pass a valid token as libsqlDriver({ authToken }) ` +
       "(a JWT signed by the key sqld was started with, --auth-jwt-key-file)",
     { cause },
+  );
+}
+
+/**
+ * The admin API refused the request: its credential is the admin key
+ * (sqld's `--admin-auth-key`), not the database's authToken.
+ */
+export function adminAuthRefused(doing: string, keyGiven: boolean, cause: unknown): RunledgerError {
+  return new RunledgerError(
+    "auth_refused",
+    `${doing}: the admin API refused ${keyGiven ? "the admin key" : "the request, which carried no admin key"}; ` +
+      "pass the key the server was started with (sqld's --admin-auth-key) as libsqlDriver({ adminAuthKey })",
+    { cause },
+  );
+}
+
+/**
+ * sqld answers a statement it will not run under the token with 403 (over
+ * WebSocket it closes the socket; the driver asks over HTTP why): a read-only
+ * JWT (`"a": "ro"`) reads, and refuses every write and every PRAGMA.
+ */
+export function readOnlyToken(doing: string, cause: unknown): RunledgerError {
+  return new RunledgerError(
+    "read_only",
+    `${doing}: the server refused a write under this token (HTTP 403): the token is read-only (a JWT whose "a" claim is "ro"). ` +
+      "Open with { readOnly: true } to read, or pass a read-write token as libsqlDriver({ authToken }) to write",
+    { cause, details: { token: "read-only" } },
   );
 }
 

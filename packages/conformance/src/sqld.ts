@@ -22,6 +22,11 @@ export interface SqldOptions {
    * then refuses every request without a JWT signed by the matching key.
    */
   readonly jwtPublicKey?: string;
+  /**
+   * `--admin-auth-key`: the admin API then answers only requests that carry
+   * `Authorization: Basic <key>` (namespaces only).
+   */
+  readonly adminAuthKey?: string;
   /** How long to wait for `GET /health` to answer 200. Default 20 s. */
   readonly startTimeoutMs?: number;
 }
@@ -108,6 +113,7 @@ export async function startSqld(options: SqldOptions = {}): Promise<SqldServer> 
       "--max-active-namespaces",
       "100000",
     );
+    if (options.adminAuthKey !== undefined) args.push("--admin-auth-key", options.adminAuthKey);
   }
   if (options.jwtPublicKey !== undefined) {
     const keyFile = join(directory, "jwt-key.txt");
@@ -180,7 +186,7 @@ export async function startSqld(options: SqldOptions = {}): Promise<SqldServer> 
     namespaceUrl: (name, protocol) => remoteUrl(protocol, `${name}.localhost:${port}`),
     async createNamespace(name) {
       if (adminUrl === undefined) throw new Error("this sqld was started without namespaces");
-      await createSqldNamespace(adminUrl, name);
+      await createSqldNamespace(adminUrl, name, options.adminAuthKey);
     },
     output: () => log,
     async crash() {
@@ -195,11 +201,21 @@ export async function startSqld(options: SqldOptions = {}): Promise<SqldServer> 
   };
 }
 
-/** Creates namespace `name` through sqld's admin API (`POST /v1/namespaces/NAME/create`). */
-export async function createSqldNamespace(adminUrl: string, name: string): Promise<void> {
+/**
+ * Creates namespace `name` through sqld's admin API (`POST /v1/namespaces/NAME/create`),
+ * with `adminAuthKey` as sqld wants it (`Basic <key>`) when the server has one.
+ */
+export async function createSqldNamespace(
+  adminUrl: string,
+  name: string,
+  adminAuthKey?: string,
+): Promise<void> {
   const response = await fetch(`${adminUrl}/v1/namespaces/${encodeURIComponent(name)}/create`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: {
+      "content-type": "application/json",
+      ...(adminAuthKey === undefined ? {} : { authorization: `Basic ${adminAuthKey}` }),
+    },
     body: "{}",
   });
   if (!response.ok) {

@@ -35,6 +35,7 @@ export const ERROR_CODES = [
   "transaction_closed",
   "journal_mode_refused",
   "kysely_transaction_refused",
+  "encryption_key_refused",
   // Remote libSQL servers.
   "transaction_timeout",
   "stream_expired",
