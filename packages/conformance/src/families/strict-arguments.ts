@@ -8,8 +8,14 @@
  */
 import { existsSync } from "node:fs";
 import { RunStore } from "@runledger/core";
-import { CommitLogStore, ReadModelStore } from "@runledger/core/commit-log";
-import { DatastoreStore } from "@runledger/core/datastore";
+import {
+  CommitLogStore,
+  put,
+  ReadModelStore,
+  renameDefinition,
+  tombstone,
+} from "@runledger/core/commit-log";
+import { DatastoreStore, WorkflowRunRepository } from "@runledger/core/datastore";
 import { ConnectionProvider } from "@runledger/core/engine";
 import { describe, expect, it } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
@@ -127,6 +133,72 @@ export function describeStrictArguments(fx: Fixtures): void {
         expect(error.message).toContain('"oops"');
       }
     });
+
+    it("refuses unknown names in the typed-change builders' options", async () => {
+      for (const build of [
+        () => put("a.json", "{}", UNKNOWN),
+        () => tombstone("a.json", UNKNOWN),
+        () =>
+          renameDefinition({
+            kind: "model",
+            from: "a",
+            to: "b",
+            put: { key: "definition.yaml", content: "x" },
+            ...EXTRA,
+          } as never),
+        () =>
+          renameDefinition({
+            kind: "model",
+            from: "a",
+            to: "b",
+            put: { key: "definition.yaml", content: "x", ...EXTRA } as never,
+          }),
+      ]) {
+        const error = await failureOf(async () => build());
+        expect(error.code).toBe("invalid_argument");
+        expect(error.message).toContain('"oops"');
+      }
+      // The same calls with only known names build their changes.
+      expect(put("a.json", "{}", { expect: "absent" })).toMatchObject({
+        op: "put",
+        expect: "absent",
+      });
+      expect(tombstone("a.json", { expect: "present" })).toMatchObject({ op: "tombstone" });
+    });
+
+    fx.needs("local")
+      .because(NO_IDENTITY_TABLE)
+      .it(
+        "refuses unknown names in a repository's options, its builders and collectSnapshots, writing nothing",
+        async () => {
+          const datastores = new DatastoreStore({ driver: fx.driver() });
+          try {
+            const datastore = await datastores.open(fx.location(), { create: true });
+            try {
+              for (const construct of [
+                () => new WorkflowRunRepository(datastore, UNKNOWN),
+                () => new WorkflowRunRepository(datastore, { builders: UNKNOWN }),
+              ]) {
+                const error = await failureOf(async () => construct());
+                expect(error.code).toBe("invalid_argument");
+                expect(error.message).toContain('"oops"');
+              }
+              const runs = new WorkflowRunRepository(datastore);
+              const run = { workflowId: "w", runId: "r" };
+              const error = await failureOf(() =>
+                runs.collectSnapshots(run, { keep: 1, ...EXTRA }),
+              );
+              expect(error.code).toBe("invalid_argument");
+              expect(error.message).toContain('"oops"');
+              expect(await runs.collectSnapshots(run, { keep: 1 })).toBe(0);
+            } finally {
+              await datastore.release();
+            }
+          } finally {
+            await datastores.close();
+          }
+        },
+      );
 
     fx.needs("local")
       .because(NO_IDENTITY_TABLE)

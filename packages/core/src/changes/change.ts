@@ -7,6 +7,8 @@
  * Build changes with `typedChange(intent, target, ops)`: it computes the
  * partition from the target, so the naming rules live in one place.
  */
+
+import { checkNames } from "../port/options.js";
 import {
   type AutoDefinitionIntent,
   type ConfigIntent,
@@ -132,6 +134,8 @@ export function renameDefinition(options: {
   /** The key to remove from the old partition; default the same key. */
   readonly fromKey?: string;
 }): [TypedChange, TypedChange] {
+  checkNames(options, ["kind", "from", "to", "put", "fromKey"], "renameDefinition's options");
+  checkNames(options.put, ["key", "content"], "renameDefinition's put");
   const added: PutOp = put(options.put.key, options.put.content, { expect: "absent" });
   return [
     typedChange("definition.rename-to", { kind: options.kind, name: options.to }, [added]),

@@ -12,6 +12,7 @@
  * content. A failed expectation refuses the op's whole partition.
  */
 import { sha256Hex, utf8 } from "../port/hash.js";
+import { checkNames } from "../port/options.js";
 import { isWellFormed } from "../port/text.js";
 import { invalidChange } from "./invalid.js";
 
@@ -43,12 +44,14 @@ export function put(
   content: Uint8Array | string,
   options: { expect?: Expectation } = {},
 ): PutOp {
+  checkNames(options, ["expect"], "put's options");
   const bytes = typeof content === "string" ? utf8(content) : content;
   const op: PutOp = { op: "put", key, bytes, sha256: sha256Hex(bytes) };
   return options.expect === undefined ? op : { ...op, expect: options.expect };
 }
 
 export function tombstone(key: string, options: { expect?: Expectation } = {}): TombstoneOp {
+  checkNames(options, ["expect"], "tombstone's options");
   return options.expect === undefined
     ? { op: "tombstone", key }
     : { op: "tombstone", key, expect: options.expect };

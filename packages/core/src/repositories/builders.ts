@@ -21,6 +21,7 @@ import type { RunTarget } from "../changes/change.js";
 import { renameDefinition, type TypedChange, typedChange } from "../changes/change.js";
 import type { ConfigKind } from "../changes/intents.js";
 import { type Expectation, put, tombstone } from "../changes/ops.js";
+import { checkNames } from "../port/options.js";
 import {
   DEFINITION_KEY,
   EVALUATED_DEFINITION_KEY,
@@ -131,6 +132,9 @@ export interface RepositoryOptions {
   readonly builders?: Partial<ChangeBuilders>;
 }
 
+/** The builders a repository uses; its options and the builders' names are checked (strict arguments). */
 export function buildersOf(options: RepositoryOptions = {}): ChangeBuilders {
+  checkNames(options, ["builders"], "the repository's options");
+  checkNames(options.builders, Object.keys(CHANGE_BUILDERS), "the repository's builders");
   return { ...CHANGE_BUILDERS, ...options.builders };
 }

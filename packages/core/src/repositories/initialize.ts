@@ -27,6 +27,7 @@
 import { configPartition } from "../changes/partitions.js";
 import type { CommitLog } from "../commitlog/log.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
+import { checkNames } from "../port/options.js";
 import { bindUnit } from "../routing/route.js";
 import type { RepositoryOptions } from "./builders.js";
 import type { Datastore } from "./datastore/datastore.js";
@@ -65,6 +66,7 @@ function noProvider(): RunledgerError {
 
 /** Refuses, before anything is written, a format-3 initialisation with no commit log. */
 export function checkInitialize(format: 2 | 3, options: DatastoreInitialize, location: string) {
+  checkNames(options, ["log", "builders"], "initialize's options");
   if (format === 3 && options.log === undefined) {
     throw new RunledgerError(
       "invalid_argument",
@@ -80,7 +82,9 @@ export async function initializeDatastore(
   options: DatastoreInitialize,
 ): Promise<void> {
   checkInitialize(datastore.format, options, datastore.location);
-  const vaults = new VaultConfigRepository(datastore, NO_SECRETS, options);
+  // The repository takes only its own option; `log` is initialisation's.
+  const repository = options.builders === undefined ? {} : { builders: options.builders };
+  const vaults = new VaultConfigRepository(datastore, NO_SECRETS, repository);
   const log = options.log;
   if (datastore.format === 2 || log === undefined) {
     if ((await vaults.get(DEFAULT_VAULT_NAME)) === undefined) await createDefault(vaults);

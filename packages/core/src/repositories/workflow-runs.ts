@@ -12,6 +12,7 @@
 import type { RunTarget } from "../changes/change.js";
 import { runPartition } from "../changes/partitions.js";
 import type { JsonObject } from "../port/json.js";
+import { checkNames } from "../port/options.js";
 import { stageTyped, typedStagingActive } from "../routing/route.js";
 import { buildersOf, type ChangeBuilders, type RepositoryOptions } from "./builders.js";
 import type { Datastore } from "./datastore/datastore.js";
@@ -105,6 +106,7 @@ export class WorkflowRunRepository {
 
   /** Deletes all but the newest `keep` snapshots; per-key tombstones, split at MAX_COMMIT_OPS. */
   async collectSnapshots(run: RunTarget, options: { readonly keep: number }): Promise<number> {
+    checkNames(options, ["keep"], "collectSnapshots's options");
     const hook = this.#datastore.hook;
     return this.#datastore.write("run-snapshots.gc", async (w) => {
       const paths = await w.list(runPath(run.workflowId, run.runId, SNAPSHOTS_DIRECTORY));
