@@ -9,22 +9,13 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { libsqlDriver } from "@runledger/adapter-libsql";
-import { RunledgerError, RunStore } from "@runledger/core";
+import { RunStore } from "@runledger/core";
 import { afterAll, describe, expect, it } from "vitest";
+import { failureOf } from "./support/failures.js";
 
 const CREATE = { workflowId: "encryption", runId: "run-1" };
 const directory = mkdtempSync(join(tmpdir(), "runledger-encryption-"));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
-
-async function failureOf(action: () => Promise<unknown>): Promise<RunledgerError> {
-  try {
-    await action();
-  } catch (error) {
-    if (error instanceof RunledgerError) return error;
-    throw error;
-  }
-  throw new Error("expected the operation to fail, but it succeeded");
-}
 
 const digest = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
 

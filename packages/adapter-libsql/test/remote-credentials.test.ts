@@ -7,20 +7,11 @@
 import { generateKeyPairSync, sign } from "node:crypto";
 import { libsqlDriver } from "@runledger/adapter-libsql";
 import { resolveLocalhostSubdomains, startSqld } from "@runledger/conformance/sqld";
-import { RunledgerError, RunStore } from "@runledger/core";
+import { RunStore } from "@runledger/core";
 import { afterAll, describe, expect, it } from "vitest";
+import { failureOf } from "./support/failures.js";
 
 const CREATE = { workflowId: "remote-credentials", runId: "run-1" };
-
-async function failureOf(action: () => Promise<unknown>): Promise<RunledgerError> {
-  try {
-    await action();
-  } catch (error) {
-    if (error instanceof RunledgerError) return error;
-    throw error;
-  }
-  throw new Error("expected the operation to fail, but it succeeded");
-}
 
 /** Every string an error shows: its message, its details, and its causes' messages and fields. */
 function everythingShown(error: unknown): string {

@@ -10,18 +10,10 @@ import { libsqlDriver } from "@runledger/adapter-libsql";
 import { freePort, resolveLocalhostSubdomains, startSqld } from "@runledger/conformance/sqld";
 import { type RunLease, type RunledgerError, RunStore } from "@runledger/core";
 import { afterAll, describe, expect, it } from "vitest";
+import { failureOf } from "./support/failures.js";
 
 const CREATE = { workflowId: "remote-failures", runId: "run-1" };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function failureOf(action: () => Promise<unknown>): Promise<RunledgerError> {
-  try {
-    await action();
-  } catch (error) {
-    return error as RunledgerError;
-  }
-  throw new Error("expected the operation to fail, but it succeeded");
-}
 
 async function events(lease: RunLease) {
   return lease.read((r) => r.journal.list({ limit: 10_000 }));
