@@ -15,6 +15,7 @@ export default defineConfig({
     "child/first-opener": "src/child/first-opener.ts",
     "child/open-probe": "src/child/open-probe.ts",
     "child/other-encoding-writer": "src/child/other-encoding-writer.ts",
+    "child/catalog-writer": "src/child/catalog-writer.ts",
   },
   format: ["esm"],
   dts: true,

@@ -10,12 +10,18 @@
  * 2. keyed read — `r.journal.get(key)` and the newest keyed event by prefix
  *    (`list({ keyPrefix, order: "desc", limit: 1 })`) on a journal of 100,000
  *    events, against the raw driver running the same SELECT.
+ * 3. listing runs — `store.list` on a catalog of 10,000 runs: every run in
+ *    one status, and every run of every status in one call, against the raw
+ *    driver running the same SELECT (goal: 10,000 runs in under 50 ms). The
+ *    catalog is made by a store from one real run; the other rows are
+ *    inserted as the store writes them, since a listing reads only the
+ *    catalog.
  */
 import { nodeDriver } from "@runledger/adapter-node";
 import { RunStore } from "@runledger/core";
 import type { Driver, DriverConnection, DriverTransaction } from "@runledger/core/port";
 import Database from "better-sqlite3";
-import { formatRate, median, type Suite, type Table, time } from "../harness.js";
+import { formatRate, median, type Suite, type SuiteContext, type Table, time } from "../harness.js";
 
 /** A driver that counts every statement its connections and transactions run. */
 function counting(inner: Driver): { driver: Driver; count: () => number } {
@@ -70,7 +76,8 @@ function counting(inner: Driver): { driver: Driver; count: () => number } {
 
 export const engineSuite: Suite = {
   name: "engine",
-  summary: "copy of a 100,000-file directory vs one file; keyed journal reads vs raw SELECT",
+  summary:
+    "copy of a 100,000-file directory vs one file; keyed journal reads vs raw SELECT; listing 10,000 runs",
   async run(context) {
     const files = context.quick ? 2_000 : 100_000;
     const events = context.quick ? 2_000 : 100_000;
@@ -161,6 +168,9 @@ export const engineSuite: Suite = {
     db.close();
     const perSecond = (t: { ops: number; ns: bigint }) => (t.ops * 1e9) / Number(t.ns);
 
+    // 3. listing runs
+    const listing = await listingRuns(context, rounds);
+
     const tables: Table[] = [
       {
         title: `copy by reference (adapter-node, ${copiesPerRound} copies a round, ${rounds} rounds alternated)`,
@@ -197,6 +207,7 @@ export const engineSuite: Suite = {
           ],
         ],
       },
+      listing.table,
     ];
     return {
       notes: [
@@ -214,7 +225,95 @@ export const engineSuite: Suite = {
         statements,
         ratio,
         reads: { api, newest, rawGet },
+        listing: listing.data,
       },
     };
   },
 };
+
+/** The statuses the listed runs are spread over, one in four each. */
+const LISTED_STATUSES = ["running", "interrupted", "completed", "failed"] as const;
+
+/** Part 3: store.list on a catalog of 10,000 runs, against the same SELECT on the raw driver. */
+async function listingRuns(
+  context: SuiteContext,
+  rounds: number,
+): Promise<{ table: Table; data: unknown }> {
+  const runs = 10_000;
+  const catalog = context.freshFile();
+  const store = new RunStore({ driver: nodeDriver(), catalog });
+  const first = await store.open(context.freshFile(), {
+    create: { workflowId: "bench", runId: "listed-0" },
+  });
+  await first.release();
+  const db = new Database(catalog);
+  const insert = db.prepare(
+    "INSERT INTO runs (location, workflow_id, run_id, status, stop_reason, created_at, updated_at, last_sequence) VALUES (?, ?, ?, ?, NULL, ?, ?, ?)",
+  );
+  db.transaction(() => {
+    for (let i = 1; i < runs; i++) {
+      const at = 1_700_000_000_000 + i * 1_000;
+      const status = LISTED_STATUSES[i % LISTED_STATUSES.length]!;
+      insert.run(
+        `/runs/run-${String(i).padStart(5, "0")}.db`,
+        `wf-${i % 10}`,
+        `listed-${i}`,
+        status,
+        at,
+        at,
+        i,
+      );
+    }
+  })();
+  db.close();
+  const select = (statuses: readonly string[]) =>
+    "SELECT location, workflow_id, run_id, status, stop_reason, created_at, updated_at, last_sequence " +
+    `FROM runs WHERE status IN (${statuses.map(() => "?").join(", ")}) ORDER BY created_at DESC, location LIMIT ?`;
+  const raw = new Database(catalog, { readonly: true });
+  const cases = [
+    { label: 'every run in one status (status: "interrupted")', statuses: ["interrupted"] },
+    {
+      label: `every run, by status (all ${LISTED_STATUSES.length} statuses)`,
+      statuses: [...LISTED_STATUSES],
+    },
+  ];
+  const rows: string[][] = [];
+  const data: Record<string, unknown> = {};
+  for (const { label, statuses } of cases) {
+    const statement = raw.prepare(select(statuses));
+    const apiMs: number[] = [];
+    const rawMs: number[] = [];
+    let found = 0;
+    for (let round = 0; round < Math.max(rounds, 5) + 1; round++) {
+      const api = await time(1, async () => {
+        found = (await store.list({ status: statuses as never, limit: runs })).runs.length;
+      });
+      const direct = await time(1, async () => {
+        statement.all(...statuses, runs + 1);
+      });
+      if (round === 0) continue; // the first of each warms the caches
+      apiMs.push(Number(api.ns) / 1e6);
+      rawMs.push(Number(direct.ns) / 1e6);
+    }
+    const ms = median(apiMs);
+    rows.push([
+      label,
+      found.toLocaleString("en-US"),
+      `${median(rawMs).toFixed(1)} ms`,
+      `${ms.toFixed(1)} ms`,
+      `${(ms / median(rawMs)).toFixed(2)}×`,
+      found === runs ? `< 50 ms ${ms < 50 ? "met" : "MISSED"}` : "",
+    ]);
+    data[label] = { found, apiMs, rawMs };
+  }
+  raw.close();
+  await store.close();
+  return {
+    table: {
+      title: `listing runs (adapter-node, a catalog of ${runs.toLocaleString("en-US")} runs, one store.list call, median of ${Math.max(rounds, 5)})`,
+      headers: ["listed", "runs", "raw better-sqlite3 SELECT", "store.list", "vs raw", "goal"],
+      rows,
+    },
+    data,
+  };
+}

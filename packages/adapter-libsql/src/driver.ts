@@ -5,6 +5,7 @@ import {
   closeSync,
   constants,
   openSync,
+  readdirSync,
   readSync,
   realpathSync,
   rmSync,
@@ -18,6 +19,7 @@ import {
   checkNames,
   type Driver,
   type DriverConnection,
+  listDatabaseFiles,
   nodeCryptoHash,
   type OpenOptions,
   planReadOnlyOpen,
@@ -120,6 +122,21 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
           `cannot remove ${parsed.url}: deleting a database on a server needs its admin API; pass libsqlDriver({ adminUrl })`,
         );
       }
+    },
+    async listDatabases(directory: string): Promise<string[]> {
+      const parsed = parse(directory);
+      if (parsed.kind === "remote") {
+        throw new RunledgerError(
+          "listing_unsupported",
+          `cannot list the databases of ${parsed.url}: a libSQL server does not list its namespaces; ` +
+            "call reconcile() without directory to check the catalog's own rows",
+        );
+      }
+      return listDatabaseFiles(
+        parsed.path,
+        (path) => readdirSync(path, { withFileTypes: true }),
+        files,
+      );
     },
     async open(location: string, open: OpenOptions): Promise<DriverConnection> {
       const parsed = parse(location);

@@ -5,6 +5,7 @@ import {
   closeSync,
   constants,
   openSync,
+  readdirSync,
   readSync,
   realpathSync,
   rmSync,
@@ -16,6 +17,7 @@ import {
   checkNames,
   type Driver,
   type DriverConnection,
+  listDatabaseFiles,
   nodeCryptoHash,
   type OpenOptions,
   planReadOnlyOpen,
@@ -70,6 +72,8 @@ export function nodeDriver(options: NodeDriverOptions = {}): Driver {
     async remove(location: string): Promise<void> {
       removeDatabaseFiles(location, (file) => rmSync(file, { force: true }));
     },
+    listDatabases: (directory) =>
+      listDatabaseFiles(directory, (path) => readdirSync(path, { withFileTypes: true }), files),
     async open(location: string, open: OpenOptions): Promise<DriverConnection> {
       await checkFileOpenable(location, open, files);
       let db: Database.Database;

@@ -12,6 +12,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmSync,
   writeFileSync,
 } from "node:fs";
@@ -360,6 +361,74 @@ describe("rm", SLOW, () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("not_a_database");
     expect(readFileSync(junk, "utf8")).toBe("not a database");
+  });
+});
+
+describe("runs", SLOW, () => {
+  it("lists a catalog's runs newest first, filtered by workflow and status, and refuses a missing catalog or an unknown status", async () => {
+    const home = mkdtempSync(join(dir, "runs-"));
+    const catalog = join(home, "runs.catalog");
+    let now = 1_000;
+    const store = new RunStore({ driver: nodeDriver(), catalog, clock: () => now });
+    for (const [runId, workflowId, status] of [
+      ["r1", "orders", "running"],
+      ["r2", "billing", "interrupted"],
+      ["r3", "orders", "interrupted"],
+    ] as const) {
+      now += 1_000;
+      const lease = await store.open(join(home, `${runId}.db`), { create: { workflowId, runId } });
+      await lease.transact(async (tx) => {
+        await tx.journal.append({ step: runId });
+        if (status !== "running") await tx.run.stop({ status });
+      });
+      await lease.release();
+    }
+    await store.close();
+    const all = runledger(["runs", catalog, "--json"]);
+    expect(all.code, all.stderr).toBe(0);
+    expect(json(all).catalog).toBe(catalog);
+    expect(json(all).runs.map((run: { runId: string }) => run.runId)).toStrictEqual([
+      "r3",
+      "r2",
+      "r1",
+    ]);
+    expect(json(all).runs[2]).toStrictEqual({
+      location: join(realpathSync(home), "r1.db"),
+      workflowId: "orders",
+      runId: "r1",
+      status: "running",
+      stopReason: null,
+      createdAt: 2_000,
+      updatedAt: 2_000,
+      lastSequence: 1,
+    });
+    const filtered = runledger([
+      "runs",
+      catalog,
+      "--workflow",
+      "orders",
+      "--status",
+      "interrupted,failed",
+    ]);
+    expect(filtered.code, filtered.stderr).toBe(0);
+    expect(filtered.text.trim().split("\n")).toHaveLength(1);
+    expect(filtered.text).toMatch(
+      /^interrupted +1970-01-01T00:00:04\.000Z {2}orders\/r3 {2}seq 1 {2}\S+r3\.db\n$/,
+    );
+    expect(runledger(["runs", catalog, "--workflow", "none"]).text).toBe("no runs\n");
+    const wrong = runledger(["runs", catalog, "--status", "done"]);
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toMatch(/status/);
+    const missing = join(home, "missing.catalog");
+    const absent = runledger(["runs", missing, "--json"]);
+    expect([absent.code, json(absent).error.code]).toStrictEqual([1, "not_found"]);
+    expect(existsSync(missing)).toBe(false);
+    const run = join(home, "r1.db");
+    const before = sha256(run);
+    const refused = runledger(["runs", run]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("foreign_database");
+    expect(sha256(run)).toBe(before);
   });
 });
 

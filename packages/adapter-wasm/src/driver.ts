@@ -11,6 +11,7 @@ import {
   closeSync,
   constants,
   openSync,
+  readdirSync,
   readSync,
   realpathSync,
   rmSync,
@@ -21,6 +22,7 @@ import {
   checkFileOpenable,
   type Driver,
   type DriverConnection,
+  listDatabaseFiles,
   type OpenOptions,
   removeDatabaseFiles,
   syncProbe,
@@ -80,6 +82,8 @@ export function wasmDriver(): Driver {
     async remove(location: string): Promise<void> {
       removeDatabaseFiles(location, (file) => rmSync(file, { force: true }));
     },
+    listDatabases: (directory) =>
+      listDatabaseFiles(directory, (path) => readdirSync(path, { withFileTypes: true }), files),
     async open(location: string, open: OpenOptions): Promise<DriverConnection> {
       await checkFileOpenable(location, open, files);
       let db: wasm.Database;

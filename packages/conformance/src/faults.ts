@@ -28,6 +28,12 @@ export interface FaultPlan {
    * failure is thrown. Default false: the transaction stays open.
    */
   readonly endsTransaction?: boolean;
+  /**
+   * Instead of failing the nth statement, kill this process with SIGKILL
+   * before it runs (no rollback, no close, no exit handler): what a crash at
+   * that point leaves behind. For child processes only. Default false.
+   */
+  readonly kill?: boolean;
 }
 
 /**
@@ -51,6 +57,9 @@ export class FaultInjector {
       open: async (location, options) =>
         new FaultyConnection(await inner.open(location, options), this),
       ...(inner.remove === undefined ? {} : { remove: (location) => inner.remove!(location) }),
+      ...(inner.listDatabases === undefined
+        ? {}
+        : { listDatabases: (directory) => inner.listDatabases!(directory) }),
     };
   }
 
@@ -89,6 +98,7 @@ export class FaultInjector {
     this.#counted++;
     if (this.#counted === plan.nth || (plan.persist === true && this.#counted > plan.nth)) {
       this.#fired++;
+      if (plan.kill === true) process.kill(process.pid, "SIGKILL");
       return new RunledgerError(
         "io_error",
         `injected fault at statement ${this.#counted}: ${sql}`,

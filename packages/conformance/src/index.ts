@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe } from "vitest";
 import { describeBadFiles } from "./families/bad-files.js";
+import { describeCatalog } from "./families/catalog.js";
 import { describeCloseFiles } from "./families/close-files.js";
 import { describeCommitLog } from "./families/commit-log.js";
 import { describeConnection } from "./families/connection.js";
@@ -100,6 +101,7 @@ export function describeConformance(subject: ConformanceSubject): void {
     describeDatastoreFiles(fixtures);
     describeRunLifecycle(fixtures);
     describeRunRemove(fixtures);
+    describeCatalog(fixtures);
     describePrefixListing(fixtures);
     describeReadOnly(fixtures);
     describeFirstOpeners(fixtures);

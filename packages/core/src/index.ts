@@ -48,6 +48,13 @@
 
 export type { Durability } from "./connection/provider.js";
 export type { JsonObject, JsonValue } from "./port/json.js";
+export type {
+  ReconcileOptions,
+  ReconcileReport,
+  RunEntry,
+  RunList,
+  RunListOptions,
+} from "./run/catalog/types.js";
 export type { RunCounts } from "./run/counts.js";
 export type { ForkPoint, ForkResult } from "./run/fork.js";
 export type {

@@ -78,7 +78,8 @@ describe("the entry points of @runledger/core", () => {
 
   it("keeps the main entry to a few dozen names: the run API and its errors", () => {
     const main = actual.get("@runledger/core")!;
-    expect(main.length).toBeLessThanOrEqual(60);
+    // 61 since the run catalog's five names (RunEntry, RunList, RunListOptions, ReconcileOptions, ReconcileReport).
+    expect(main.length).toBeLessThanOrEqual(64);
     // The spec's stable names for applications live here.
     for (const name of ["RunStore", "SCHEMA_V1", "SCHEMA_V1_DIGEST", "APPLICATION_ID"]) {
       expect(main).toContain(name);

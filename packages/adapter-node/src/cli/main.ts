@@ -15,6 +15,7 @@ import { ls } from "./ls.js";
 import { forOperator, type Invocation } from "./operator.js";
 import { EXIT_OK, fail, type Output, usage } from "./output.js";
 import { rm } from "./rm.js";
+import { type RunsOptions, runs } from "./runs.js";
 import { verify } from "./verify.js";
 
 const { version } = createRequire(import.meta.url)("../package.json") as { version: string };
@@ -127,6 +128,15 @@ function program(done: Done): Command {
     .description("delete a run file and its side files (refused while anything has it open)")
     .argument("<file>", "run file")
     .action((file: string) => act({ file }, (output) => rm(file, output)));
+  root
+    .command("runs")
+    .description("list the runs a run catalog holds, newest first")
+    .argument("<catalog>", "run catalog file (new RunStore({ driver, catalog }))")
+    .option("--workflow <id>", "only the runs of this workflow")
+    .option("--status <status>", "only runs in this status (several: separated by commas)")
+    .action((catalog: string, flags: RunsOptions) =>
+      act({ file: catalog }, (output) => runs(catalog, flags, output)),
+    );
   return root;
 }
 

@@ -59,6 +59,11 @@ export class Lease {
     return this.#entry.location;
   }
 
+  /** Whether `release` was called. */
+  get released(): boolean {
+    return this.#released;
+  }
+
   /** Whether this lease came from a read-only open (it then refuses `transact`). */
   get readOnly(): boolean {
     return this.#entry.readOnly;

@@ -105,7 +105,23 @@ async function whileAlone(location: string, step: () => Promise<void>): Promise<
  * Every name of `ConnectionProviderOptions` but `establish`: what a store
  * built on the provider (RunStore, CommitLogStore, …) takes through to it.
  */
-export const PROVIDER_OPTIONS = ["driver", "busyTimeoutMs", "durability", "idleRetentionMs"];
+export const PROVIDER_OPTIONS = [
+  "driver",
+  "busyTimeoutMs",
+  "durability",
+  "idleRetentionMs",
+] as const satisfies readonly (keyof ConnectionProviderOptions<unknown>)[];
+
+/** The provider's own options out of a store's (which adds clock, newId, …): only those it knows. */
+export function providerOptionsOf<Create>(
+  options: Omit<ConnectionProviderOptions<Create>, "establish">,
+): Omit<ConnectionProviderOptions<Create>, "establish"> {
+  const picked: Record<string, unknown> = {};
+  for (const name of PROVIDER_OPTIONS) {
+    if (options[name] !== undefined) picked[name] = options[name];
+  }
+  return picked as unknown as Omit<ConnectionProviderOptions<Create>, "establish">;
+}
 
 /** How long one statement waits inside SQLite before core's own retry takes over. */
 const DRIVER_BUSY_SLICE_MS = 100;

@@ -4,7 +4,12 @@
  * provider's lifetime calls, written once.
  */
 import type { EntrySummary } from "./provider.js";
-import { ConnectionProvider, type ConnectionProviderOptions, type Establish } from "./provider.js";
+import {
+  ConnectionProvider,
+  type ConnectionProviderOptions,
+  type Establish,
+  providerOptionsOf,
+} from "./provider.js";
 
 /**
  * What every store of one database kind shares: a connection provider set
@@ -19,14 +24,7 @@ export abstract class ProviderStore<Create> {
     establish: Establish<Create>,
   ) {
     // The provider takes its own options only; a store's own (clock, newId) stay with the store.
-    const { driver, busyTimeoutMs, durability, idleRetentionMs } = options;
-    this.provider = new ConnectionProvider<Create>({
-      driver,
-      establish,
-      ...(busyTimeoutMs === undefined ? {} : { busyTimeoutMs }),
-      ...(durability === undefined ? {} : { durability }),
-      ...(idleRetentionMs === undefined ? {} : { idleRetentionMs }),
-    });
+    this.provider = new ConnectionProvider<Create>({ ...providerOptionsOf(options), establish });
   }
 
   /** Refuses new opens, lets started work finish, closes every database. */

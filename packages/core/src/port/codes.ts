@@ -52,6 +52,8 @@ export const ERROR_CODES = [
   "poisoned",
   "run_in_use",
   "remove_unsupported",
+  "catalog_missing",
+  "listing_unsupported",
   // Recognizing a database.
   "not_found",
   "needs_recovery",

@@ -45,6 +45,12 @@ export interface Driver {
    * Without it, `store.remove` is refused (`remove_unsupported`).
    */
   remove?(location: string): Promise<void>;
+  /**
+   * The canonical locations of the files in `directory` that may be
+   * databases (side files left out), for `store.reconcile({ directory })`.
+   * Without it, a reconcile with a directory is `listing_unsupported`.
+   */
+  listDatabases?(directory: string): Promise<string[]>;
 }
 
 /** The two methods of an async context store that core uses. */

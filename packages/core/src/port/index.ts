@@ -68,6 +68,7 @@ export {
   utf8,
 } from "./hash.js";
 export { timeOrderedId } from "./ids.js";
+export { type DirectoryEntry, isSideFile, listDatabaseFiles } from "./list-databases.js";
 export { checkNames } from "./options.js";
 export {
   isWalHeader,

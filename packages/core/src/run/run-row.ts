@@ -75,17 +75,20 @@ export class RunRecordWriter extends RunRecordReader {
   readonly #scope: WriteScope;
   readonly #context: RunContext;
   readonly #journal: (scope: WriteScope) => JournalWriter;
+  readonly #marks: { statusChanged: boolean };
 
   /** `journal` gives the journal writer a resume records its event with, on the scope given. */
   constructor(
     scope: WriteScope,
     context: RunContext,
     journal: (scope: WriteScope) => JournalWriter,
+    marks: { statusChanged: boolean } = { statusChanged: false },
   ) {
     super(scope);
     this.#scope = scope;
     this.#context = context;
     this.#journal = journal;
+    this.#marks = marks;
   }
 
   /**
@@ -131,6 +134,7 @@ export class RunRecordWriter extends RunRecordReader {
       if (isRunledgerError(error) && error.code.startsWith("constraint")) this.#scope.doom(error);
       throw error;
     }
+    this.#marks.statusChanged = true;
     return this.get();
   }
 
@@ -153,7 +157,9 @@ export class RunRecordWriter extends RunRecordReader {
     const record = journalText(options.event ?? { kind: "run.resumed", from });
     return this.#scope.savepoint(async (sp) => {
       await sp.execute(SET_STATUS, ["running", null, null, null, this.#context.clock()]);
-      return this.#journal(sp).appendText(record);
+      const appended = await this.#journal(sp).appendText(record);
+      this.#marks.statusChanged = true;
+      return appended;
     });
   }
 }

@@ -14,6 +14,11 @@ import { JournalReader, JournalWriter, journalText, type RootHint } from "./jour
 import { RunRecordReader, RunRecordWriter } from "./run-row.js";
 import type { RunContext } from "./types.js";
 
+/** What a transaction did that its lease acts on after the commit (the catalog's note). */
+export interface RunMarks {
+  statusChanged: boolean;
+}
+
 /**
  * What `lease.transact(fn)` hands to `fn`: the run's journal and run row
  * and its workspace, all writing in this one
@@ -26,15 +31,27 @@ export class RunTransaction {
   readonly #scope: WriteScope;
   readonly #context: RunContext;
   readonly #hint: RootHint;
+  readonly #marks: RunMarks;
 
   /** `hint`: the last event the lease saw appended, shared by its transactions (see RootHint). */
-  constructor(scope: WriteScope, context: RunContext, hint: RootHint = { root: undefined }) {
+  constructor(
+    scope: WriteScope,
+    context: RunContext,
+    hint: RootHint = { root: undefined },
+    marks: RunMarks = { statusChanged: false },
+  ) {
     scope.tracksOperations();
     this.#scope = scope;
     this.#context = context;
     this.#hint = hint;
+    this.#marks = marks;
     this.journal = new JournalWriter(scope, context, hint);
-    this.run = new RunRecordWriter(scope, context, (at) => new JournalWriter(at, context, hint));
+    this.run = new RunRecordWriter(
+      scope,
+      context,
+      (at) => new JournalWriter(at, context, hint),
+      marks,
+    );
     this.workspace = new WorkspaceWriter(
       scope,
       context,
@@ -46,7 +63,9 @@ export class RunTransaction {
   /** Runs `fn` in a savepoint: its writes are undone if it throws, and the transaction continues. */
   savepoint<T>(fn: (tx: RunTransaction) => Promise<T>): Promise<T> {
     return this.#scope.track(
-      this.#scope.savepoint((scope) => fn(new RunTransaction(scope, this.#context, this.#hint))),
+      this.#scope.savepoint((scope) =>
+        fn(new RunTransaction(scope, this.#context, this.#hint, this.#marks)),
+      ),
     );
   }
 }

@@ -5,18 +5,34 @@
 
 import type { Lease } from "../connection/lease.js";
 import { openExisting } from "../connection/open-existing.js";
-import { type ConnectionProviderOptions, PROVIDER_OPTIONS } from "../connection/provider.js";
+import {
+  type ConnectionProviderOptions,
+  PROVIDER_OPTIONS,
+  providerOptionsOf,
+} from "../connection/provider.js";
 import { ProviderStore } from "../connection/store-base.js";
 import { injectedContext } from "../port/context.js";
+import type { Driver } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { portableHash } from "../port/hash.js";
 import { checkNames } from "../port/options.js";
 import { NodeCache } from "../workspace/objects.js";
 import { rootPoint } from "../workspace/sources.js";
+import type { RunCatalog } from "./catalog/catalog.js";
+import { CatalogLink } from "./catalog/link.js";
+import { listQuery } from "./catalog/list-options.js";
+import { meansNoRun, reconcileCatalog } from "./catalog/reconcile.js";
+import type {
+  ReconcileOptions,
+  ReconcileReport,
+  RunList,
+  RunListOptions,
+} from "./catalog/types.js";
+import { readEntry } from "./entry.js";
 import { establishRun, identityMismatch, validateCreate } from "./establish.js";
 import { type ForkPoint, type ForkResult, forkInto } from "./fork.js";
 import type { RootHint } from "./journal.js";
-import { RunSnapshot, RunTransaction } from "./scopes.js";
+import { type RunMarks, RunSnapshot, RunTransaction } from "./scopes.js";
 import type { RunContext, RunCreate } from "./types.js";
 import { type VerifyProgress, type VerifyReport, verifyRun } from "./verify.js";
 
@@ -25,6 +41,12 @@ export interface RunStoreOptions extends Omit<ConnectionProviderOptions<RunCreat
   readonly clock?: () => number;
   /** Event ids. Default: time-ordered UUIDs (version 7). */
   readonly newId?: () => string;
+  /**
+   * The location of a run catalog (a file, or a libSQL URL, for the same
+   * driver): a small database listing the runs this store creates, opens,
+   * stops, resumes and removes, for `list`. Created when absent.
+   */
+  readonly catalog?: string;
 }
 
 export interface RunOpenOptions {
@@ -40,7 +62,7 @@ export interface RunOpenOptions {
 }
 
 /** Every name RunStore's options may carry. */
-const STORE_OPTIONS = [...PROVIDER_OPTIONS, "clock", "newId"];
+const STORE_OPTIONS = [...PROVIDER_OPTIONS, "clock", "newId", "catalog"];
 
 /**
  * The provider of run databases: one authoritative entry per canonical
@@ -49,33 +71,171 @@ const STORE_OPTIONS = [...PROVIDER_OPTIONS, "clock", "newId"];
  */
 export class RunStore extends ProviderStore<RunCreate> {
   readonly #context: RunContext;
+  readonly #catalog: CatalogLink | undefined;
+  readonly #driver: Driver;
 
   constructor(options: RunStoreOptions) {
     checkNames(options, STORE_OPTIONS, "RunStore's options");
+    const { catalog } = options;
+    if (catalog !== undefined && (typeof catalog !== "string" || catalog.length === 0)) {
+      throw new RunledgerError(
+        "invalid_argument",
+        `RunStore's catalog is a location (a file path or a libSQL URL); got ${JSON.stringify(catalog)}`,
+      );
+    }
     const context: RunContext = {
       ...injectedContext(options),
       workspace: { nodes: new NodeCache(), hash: options.driver.hash ?? portableHash },
     };
     super(options, establishRun(context));
     this.#context = context;
+    this.#driver = options.driver;
+    this.#catalog =
+      catalog === undefined
+        ? undefined
+        : new CatalogLink(catalog, providerOptionsOf(options), context);
   }
 
   async open(location: string, options: RunOpenOptions = {}): Promise<RunLease> {
     checkNames(options, ["create", "readOnly"], "open's options");
     const { create } = options;
     if (create !== undefined) validateCreate(create);
-    const lease = new RunLease(
-      await openExisting(
-        this.provider,
-        location,
-        options,
-        "run",
-        "{ create: { workflowId, runId } }",
-      ),
-      this.#context,
-    );
+    let lease: RunLease;
+    try {
+      lease = await this.#open(location, options);
+    } catch (error) {
+      // A run that is gone has no row: a removal the catalog did not hear of is mended here.
+      if (this.#catalog !== undefined && meansNoRun(error)) {
+        await this.#catalog.forget(await this.provider.driver.canonicalize(location));
+      }
+      throw error;
+    }
     if (create !== undefined) await checkIdentity(lease, create);
+    // Every open reconciles the run's row: whatever a lost note left, this mends.
+    await this.#note(lease);
     return lease;
+  }
+
+  #open(location: string, options: RunOpenOptions): Promise<RunLease> {
+    return openExisting(
+      this.provider,
+      location,
+      options,
+      "run",
+      "{ create: { workflowId, runId } }",
+    ).then((lease) => new RunLease(lease, this.#context, this.#catalog && this.#noteOf()));
+  }
+
+  /** What a lease calls after a stop or resume commits, and before it is released. */
+  #noteOf(): (lease: RunLease) => Promise<void> {
+    return (lease) => this.#note(lease);
+  }
+
+  async #note(lease: RunLease): Promise<void> {
+    await this.#catalog?.note(lease.location, () =>
+      lease.read((r) => readEntry(lease.location, r)),
+    );
+  }
+
+  /**
+   * One page of the runs the catalog lists, newest first (by creation time,
+   * then location): `{ runs, next }`, `next` being the `after` of the page
+   * that follows. Filters: `workflowId`, `status` (one or several),
+   * `createdAfter`, `updatedAfter` (ms, exclusive). Needs a store made with
+   * `catalog`. Runs whose last note failed are noted again first, so a
+   * listing shows what this store did; one that cannot reach the catalog
+   * fails with the catalog's error.
+   */
+  async list(options: RunListOptions = {}): Promise<RunList> {
+    const open = this.#requireCatalog("list");
+    // Checked before the catalog is opened, or created: bad input writes nothing.
+    const query = listQuery(options);
+    const catalog = await open();
+    await this.#retryStale();
+    return catalog.list(query);
+  }
+
+  /**
+   * Rebuilds the catalog from the runs: each row it lists is checked against
+   * its run (rewritten when they differ, deleted when the run is gone), and
+   * with `directory`, every run file found there that the catalog lacks is
+   * added. Runs are only read. Answers what changed.
+   */
+  async reconcile(options: ReconcileOptions = {}): Promise<ReconcileReport> {
+    checkNames(options, ["directory"], "reconcile's options");
+    const { directory } = options;
+    if (directory !== undefined && (typeof directory !== "string" || directory.length === 0)) {
+      throw new RunledgerError(
+        "invalid_argument",
+        `reconcile's directory is a path; got ${JSON.stringify(directory)}`,
+      );
+    }
+    const catalog = await this.#requireCatalog("reconcile")();
+    const report = await reconcileCatalog(
+      catalog,
+      {
+        entryOf: async (location) => {
+          const lease = await this.#open(location, { readOnly: true });
+          try {
+            return await lease.read((r) => readEntry(lease.location, r));
+          } finally {
+            await lease.release();
+          }
+        },
+        candidates: (at) => this.#candidates(at),
+      },
+      directory,
+    );
+    this.#catalog?.stale.clear();
+    return report;
+  }
+
+  #requireCatalog(what: string): () => Promise<RunCatalog> {
+    const link = this.#catalog;
+    if (link === undefined) {
+      throw new RunledgerError(
+        "catalog_missing",
+        `cannot ${what} runs: this store has no catalog; make it with new RunStore({ driver, catalog: "<location>" })`,
+      );
+    }
+    return () => link.catalog();
+  }
+
+  async #candidates(directory: string): Promise<string[]> {
+    const list = this.#driver.listDatabases;
+    if (list === undefined) {
+      throw new RunledgerError(
+        "listing_unsupported",
+        `cannot look for runs in ${directory}: the ${this.#driver.name} driver cannot list ` +
+          "databases there; call reconcile() without directory to check the catalog's own rows",
+      );
+    }
+    return list.call(this.#driver, directory);
+  }
+
+  async #retryStale(): Promise<void> {
+    const link = this.#catalog;
+    if (link === undefined || link.stale.size === 0) return;
+    const catalog = await link.catalog();
+    for (const location of [...link.stale]) {
+      try {
+        const lease = await this.#open(location, { readOnly: true });
+        try {
+          await catalog.record(await lease.read((r) => readEntry(lease.location, r)));
+        } finally {
+          await lease.release();
+        }
+      } catch (error) {
+        if (!meansNoRun(error)) throw error;
+        await catalog.forget(location);
+      }
+      link.stale.delete(location);
+    }
+  }
+
+  override async close(): Promise<void> {
+    await super.close();
+    await this.#catalog?.close();
   }
 
   /**
@@ -90,6 +250,7 @@ export class RunStore extends ProviderStore<RunCreate> {
     await this.provider.remove(location, () =>
       openExisting(this.provider, location, {}, "run", "{ create: { workflowId, runId } }"),
     );
+    await this.#catalog?.forget(await this.provider.driver.canonicalize(location));
   }
 
   /**
@@ -141,11 +302,14 @@ export class RunLease {
   readonly #context: RunContext;
   /** The last event this lease saw appended: a guess SQLite checks on every use (see RootHint). */
   readonly #hint: RootHint = { root: undefined };
+  /** The store's catalog note, when it has a catalog: after a stop or resume, and at release. */
+  readonly #note: ((lease: RunLease) => Promise<void>) | undefined;
 
   /** @internal Run leases come from `RunStore.open`. */
-  constructor(lease: Lease, context: RunContext) {
+  constructor(lease: Lease, context: RunContext, note?: (lease: RunLease) => Promise<void>) {
     this.#lease = lease;
     this.#context = context;
+    this.#note = note;
   }
 
   get location(): string {
@@ -168,9 +332,20 @@ export class RunLease {
   }
 
   transact<T>(fn: (tx: RunTransaction) => Promise<T>): Promise<T> {
-    return this.#lease.transact((scope) =>
-      fn(new RunTransaction(scope, this.#context, this.#hint)),
-    );
+    const note = this.#note;
+    if (note === undefined) {
+      return this.#lease.transact((scope) =>
+        fn(new RunTransaction(scope, this.#context, this.#hint)),
+      );
+    }
+    const marks: RunMarks = { statusChanged: false };
+    return this.#lease
+      .transact((scope) => fn(new RunTransaction(scope, this.#context, this.#hint, marks)))
+      .then(async (result) => {
+        // After the commit, never inside it: the catalog is another database (catalog/link.ts).
+        if (marks.statusChanged) await note(this);
+        return result;
+      });
   }
 
   read<T>(fn: (r: RunSnapshot) => Promise<T>): Promise<T> {
@@ -189,12 +364,14 @@ export class RunLease {
     );
   }
 
-  release(): Promise<void> {
+  async release(): Promise<void> {
+    // The last sequence and times as this lease leaves them; a read-only lease changed nothing.
+    if (this.#note !== undefined && !this.readOnly && !this.#lease.released) await this.#note(this);
     return this.#lease.release();
   }
 
   [Symbol.asyncDispose](): Promise<void> {
-    return this.#lease.release();
+    return this.release();
   }
 }
 
