@@ -1,5 +1,5 @@
 /**
- * The release, tried as a maintainer and then as a new user would: the four
+ * The release, tried as a maintainer and then as a new user would: the five
  * packages are built from this checkout and published with `npm run release`
  * to a private Verdaccio registry; fresh projects in temp directories then
  * `npm install` one adapter from it (only @runledger/* comes from that
@@ -24,7 +24,7 @@ import { ok, userEnv } from "./npm.js";
 import { type Registry, startRegistry } from "./registry.js";
 
 const repo = fileURLToPath(new URL("../../..", import.meta.url));
-const PUBLISHED = ["core", "adapter-node", "adapter-libsql", "conformance"] as const;
+const PUBLISHED = ["core", "adapter-node", "adapter-libsql", "conformance", "langgraph"] as const;
 const manifest = (dir: string) =>
   JSON.parse(readFileSync(join(repo, "packages", dir, "package.json"), "utf8")) as {
     name: string;
@@ -108,7 +108,7 @@ afterAll(async () => {
 });
 
 describe("the packages from a registry", () => {
-  it("npm run release publishes the four packages at the checkout's versions", async () => {
+  it("npm run release publishes the five packages at the checkout's versions", async () => {
     for (const dir of PUBLISHED) {
       const { name, version } = manifest(dir);
       const response = await fetch(`${registry.url}${name.replace("/", "%2f")}`);
@@ -253,5 +253,32 @@ describe("the packages from a registry", () => {
         expect(compiled.stdout).toBe("");
       },
     );
+  });
+
+  it("a LangGraph application installs @runledger/langgraph with adapter-node and runs its README example", async () => {
+    const app = project("app-langgraph");
+    // LangGraph at the versions this checkout's own tests run the saver with (packages/langgraph).
+    const { devDependencies } = JSON.parse(
+      readFileSync(join(repo, "packages", "langgraph", "package.json"), "utf8"),
+    ) as { devDependencies: Record<string, string> };
+    await install(
+      app,
+      "@runledger/langgraph",
+      "@runledger/core",
+      "@runledger/adapter-node",
+      `@langchain/langgraph@${devDependencies["@langchain/langgraph"]}`,
+      `@langchain/core@${devDependencies["@langchain/core"]}`,
+    );
+    expect(copiesOf(app, "@runledger/core")).toHaveLength(1);
+    expect(copiesOf(app, "@langchain/langgraph-checkpoint")).toHaveLength(1);
+    writeFileSync(join(app, "example.mjs"), readmeExample("langgraph"));
+    const example = await ok("node", ["example.mjs"], { cwd: app });
+    expect(example.stdout).toBe("started planned shipped\norder-42\n");
+    const verify = await ok(
+      "npx",
+      ["runledger", "verify", join("threads", "order-42.db"), "--json"],
+      { cwd: app },
+    );
+    expect(JSON.parse(verify.stdout)).toMatchObject({ ok: true });
   });
 });

@@ -31,7 +31,7 @@ const matcher = (entry: string) =>
   );
 
 describe("docs/packages.md names every file of every tarball", () => {
-  it.each(["core", "adapter-node", "adapter-libsql", "conformance"])(
+  it.each(["core", "adapter-node", "adapter-libsql", "conformance", "langgraph"])(
     "@runledger/%s",
     async (dir) => {
       const packed = await ok("npm", ["pack", "--dry-run", "--json", "--ignore-scripts"], {
