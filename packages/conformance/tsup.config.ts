@@ -16,6 +16,7 @@ export default defineConfig({
     "child/open-probe": "src/child/open-probe.ts",
     "child/other-encoding-writer": "src/child/other-encoding-writer.ts",
     "child/catalog-writer": "src/child/catalog-writer.ts",
+    "child/keyed-writer": "src/child/keyed-writer.ts",
   },
   format: ["esm"],
   dts: true,

@@ -110,7 +110,9 @@ export class RemoteTransaction implements DriverTransaction {
         this.#finished = true;
         throw transactionTimeout("commit failed", error);
       }
-      throw translate(error, "commit failed", true);
+      // A lost connection leaves nothing of ours open on the server: the rollback has nothing to
+      // undo (core tells the caller the commit's outcome is unknown: commit_unknown).
+      throw this.#failure(error, "commit failed", "COMMIT");
     }
   }
 

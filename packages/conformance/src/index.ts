@@ -22,6 +22,7 @@ import { describeEscapedWork } from "./families/escaped-work.js";
 import { describeFirstOpeners } from "./families/first-openers.js";
 import { describeIdentity } from "./families/identity.js";
 import { describeJournalChain } from "./families/journal-chain.js";
+import { describeKeyedTransactions } from "./families/keyed-transactions.js";
 import { describeKilledWriter } from "./families/killed-writer.js";
 import { describeOpenCost } from "./families/open-cost.js";
 import { describeOtherEncodings } from "./families/other-encodings.js";
@@ -89,6 +90,7 @@ export function describeConformance(subject: ConformanceSubject): void {
     describeBadFiles(fixtures);
     describeOtherEncodings(fixtures);
     describeRunJournal(fixtures);
+    describeKeyedTransactions(fixtures);
     describeJournalChain(fixtures);
     describeCrossAdapter(fixtures);
     describeCommitLog(fixtures);

@@ -72,6 +72,7 @@ export {
   RunStore,
   type RunStoreOptions,
 } from "./run/store.js";
+export type { TransactOptions } from "./run/transaction-keys.js";
 export type {
   AppendResult,
   JournalEvent,

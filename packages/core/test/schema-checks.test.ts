@@ -42,6 +42,7 @@ describe("the CHECK constraints verify scans", () => {
       workspace_object: "rowid",
       workspace_chunk: "prefix_digest",
       workspace_pin: "name",
+      run_transaction: "key",
     });
   });
 

@@ -41,6 +41,7 @@ export const ERROR_CODES = [
   "stream_expired",
   "server_unreachable",
   "connection_lost",
+  "commit_unknown",
   "auth_refused",
   // Connections and transactions.
   "provider_closed",
@@ -68,6 +69,7 @@ export const ERROR_CODES = [
   "invalid_json",
   "invalid_argument",
   "idempotency_conflict",
+  "already_landed",
   "invalid_stop_reason",
   "invalid_state",
   "run_finished",

@@ -26,6 +26,9 @@
  *   parent's entry), and in each later event recording the same root: a step
  *   publishing a small root writes no object row and no key-index entry for
  *   it (../workspace/roots.ts);
+ * - the keys of the keyed transactions that landed, each with the journal
+ *   sequences its transaction appended, so a transaction retried after a
+ *   lost connection lands at most once (./transaction-keys.ts);
  * - a content-addressed workspace in two tables (see ../workspace/): objects
  *   — directory nodes of prolly trees and files, small ones inline — and the
  *   pieces of large files; plus named pins that retain roots. A node may be
@@ -215,6 +218,20 @@ BEGIN SELECT RAISE(ABORT, 'run lifecycle: events are appended only while the run
 WHEN OLD.status IN ('completed', 'failed', 'cancelled')
   OR (OLD.status IN ('suspended', 'interrupted') AND NEW.status IN ('suspended', 'interrupted'))
 BEGIN SELECT RAISE(ABORT, 'run lifecycle: this status change is not allowed'); END`,
+    ),
+    // The keyed transactions that landed (lease.transact(fn, { key })): a key
+    // is inserted in the transaction it names, so it exists exactly when that
+    // transaction committed, with the journal sequences it appended (none: null).
+    table(
+      "run_transaction",
+      `CREATE TABLE run_transaction (
+  key TEXT PRIMARY KEY CHECK (length(key) BETWEEN 1 AND 512),
+  first_sequence INTEGER CHECK (first_sequence IS NULL OR first_sequence >= 1),
+  last_sequence INTEGER,
+  committed_at INTEGER NOT NULL,
+  CHECK ((first_sequence IS NULL AND last_sequence IS NULL)
+    OR (first_sequence IS NOT NULL AND last_sequence >= first_sequence))
+) STRICT, WITHOUT ROWID`,
     ),
   ]),
 });

@@ -16,6 +16,7 @@ import type { Driver } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { portableHash } from "../port/hash.js";
 import { checkNames } from "../port/options.js";
+import type { WriteScope } from "../transaction/scope.js";
 import { NodeCache } from "../workspace/objects.js";
 import { rootPoint } from "../workspace/sources.js";
 import type { RunCatalog } from "./catalog/catalog.js";
@@ -33,6 +34,12 @@ import { establishRun, identityMismatch, validateCreate } from "./establish.js";
 import { type ForkPoint, type ForkResult, forkInto } from "./fork.js";
 import type { RootHint } from "./journal.js";
 import { type RunMarks, RunSnapshot, RunTransaction } from "./scopes.js";
+import {
+  checkTransactionKey,
+  claimKey,
+  recordKey,
+  type TransactOptions,
+} from "./transaction-keys.js";
 import type { RunContext, RunCreate } from "./types.js";
 import { type VerifyProgress, type VerifyReport, verifyRun } from "./verify.js";
 
@@ -331,21 +338,35 @@ export class RunLease {
     return this.#lease;
   }
 
-  transact<T>(fn: (tx: RunTransaction) => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` in one write transaction: all of it commits, or none. With
+   * `{ key }` it lands at most once: the key is recorded in the same
+   * transaction, and a later call with that key runs nothing and fails
+   * `already_landed` (details: the sequences it appended). That makes a
+   * retry after `commit_unknown` — a connection lost while the COMMIT was in
+   * flight — safe.
+   */
+  transact<T>(fn: (tx: RunTransaction) => Promise<T>, options: TransactOptions = {}): Promise<T> {
+    checkNames(options, ["key"], "transact's options");
+    const { key } = options;
+    if (key !== undefined) checkTransactionKey(key);
     const note = this.#note;
-    if (note === undefined) {
-      return this.#lease.transact((scope) =>
-        fn(new RunTransaction(scope, this.#context, this.#hint)),
-      );
-    }
-    const marks: RunMarks = { statusChanged: false };
-    return this.#lease
-      .transact((scope) => fn(new RunTransaction(scope, this.#context, this.#hint, marks)))
-      .then(async (result) => {
-        // After the commit, never inside it: the catalog is another database (catalog/link.ts).
-        if (marks.statusChanged) await note(this);
-        return result;
-      });
+    const marks: RunMarks | undefined = note === undefined ? undefined : { statusChanged: false };
+    const work =
+      key === undefined
+        ? (scope: WriteScope) => fn(new RunTransaction(scope, this.#context, this.#hint, marks))
+        : async (scope: WriteScope) => {
+            const { before } = await claimKey(scope, key);
+            const result = await fn(new RunTransaction(scope, this.#context, this.#hint, marks));
+            await recordKey(scope, key, before, this.#context.clock());
+            return result;
+          };
+    if (note === undefined) return this.#lease.transact(work);
+    return this.#lease.transact(work).then(async (result) => {
+      // After the commit, never inside it: the catalog is another database (catalog/link.ts).
+      if (marks?.statusChanged === true) await note(this);
+      return result;
+    });
   }
 
   read<T>(fn: (r: RunSnapshot) => Promise<T>): Promise<T> {

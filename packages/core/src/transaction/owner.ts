@@ -3,7 +3,7 @@
  * and ROLLBACK (docs/architecture.md, "One owner of transactions").
  */
 import type { DriverConnection, DriverTransaction } from "../port/driver.js";
-import { isRunledgerError, type RunledgerError } from "../port/errors.js";
+import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import { retryWhileBusy } from "./busy.js";
 import { Savepoints } from "./savepoints.js";
 import { endScope, escaped, ReadScope, type TransactionState, WriteScope } from "./scope.js";
@@ -61,7 +61,11 @@ export async function runWriteTransaction<T>(
     if (scope.doomed !== undefined) throw scope.doomed;
     if (scope.hasEscapedWork) throw escaped("transaction");
     endScope(scope);
-    await transaction.commit();
+    try {
+      await transaction.commit();
+    } catch (failure) {
+      throw commitFailure(failure, entry.location);
+    }
     return result;
   } catch (error) {
     // Work the callback left behind fails with the error the caller gets.
@@ -114,6 +118,30 @@ export async function runReadTransaction<T>(
   }
   if (!outcome.ok) throw outcome.error;
   return outcome.value;
+}
+
+/**
+ * The codes that say the connection went away. At COMMIT they leave the
+ * outcome unknown: the server may have committed before its answer was lost.
+ */
+const CONNECTION_GONE: ReadonlySet<string> = new Set(["connection_lost", "server_unreachable"]);
+
+/**
+ * What a failed COMMIT is to the caller. SQLite's own refusal of a commit
+ * (a constraint deferred to it, a full disk) means nothing landed and keeps
+ * its code; a connection lost while the COMMIT was in flight means the
+ * transaction may or may not have landed, which is `commit_unknown` — never
+ * "nothing committed". A retry is safe only by key (`transact(fn, { key })`).
+ */
+function commitFailure(failure: unknown, location: string): unknown {
+  if (!isRunledgerError(failure) || !CONNECTION_GONE.has(failure.code)) return failure;
+  return new RunledgerError(
+    "commit_unknown",
+    `the connection to ${location} was lost while its COMMIT was in flight: the transaction may or may ` +
+      "not have landed. Retry it with the same key (lease.transact(fn, { key })) once the server is back: " +
+      "a keyed transaction lands at most once, and a retry of one that landed answers already_landed",
+    { cause: failure, details: { failure: failure.code } },
+  );
 }
 
 /** The `callback_escaped` error that work left behind by a failed callback rejects with. */
