@@ -106,13 +106,21 @@ export function translateRemote(error: unknown, doing: string): RunledgerError |
     return new RunledgerError(
       "connection_lost",
       `${doing}: the server closed the connection (it restarted, or evicted this database: sqld keeps ` +
-        "--max-active-namespaces databases open, default 100); an open transaction was not committed, unless " +
-        "the connection dropped at its COMMIT (then it may have landed: retry appends with an idempotency key). " +
-        "Retry once the server is back: the same lease works again",
+        "--max-active-namespaces databases open, default 100); an open transaction was not committed (one whose " +
+        "COMMIT was in flight is commit_unknown instead). Retry once the server is back: the same lease works again",
       { cause: error },
     );
   }
   const status = httpStatus(error);
+  if (status === 400 && /invalid baton/i.test(message)) {
+    // The stream's baton names state the server no longer holds: it restarted since.
+    return new RunledgerError(
+      "connection_lost",
+      `${doing}: the server no longer knows this HTTP stream (it restarted since the stream began); ` +
+        "an open transaction was not committed on it. Retry once the server is back: the same lease works again",
+      { cause: error },
+    );
+  }
   if (status === 401) return authRefused(doing, error);
   if (status === 403) return readOnlyToken(doing, error);
   if (status === 404) return missingNamespace(doing, error);

@@ -108,6 +108,15 @@ interface RawTuple {
 interface Contents {
   readonly channels: Map<string, ScalarBytes | StoredElement[]>;
   readonly complete: boolean;
+  /** The checkpoint's event as a child's put needs it (written once, so it stays true). */
+  readonly event?: ParentEvent;
+}
+
+/** What a child's put reads of its parent's event. */
+interface ParentEvent {
+  readonly sequence: number;
+  readonly rootId: string;
+  readonly record: JsonObject;
 }
 
 /** How many checkpoints' bytes are kept in memory. */
@@ -243,30 +252,37 @@ export class RunledgerSaver extends BaseCheckpointSaver {
     const lease = await this.#lease(threadId, true);
     const result = await lease.transact(async (tx) => {
       const key = checkpointKey(ns, checkpoint.id);
-      if ((await tx.journal.get(key)) !== undefined) return undefined;
-      const parent =
-        parentId === undefined ? undefined : await tx.journal.get(checkpointKey(ns, parentId));
+      // A parent put by this saver is known without a read: its event never changes.
+      const parent: ParentEvent | undefined =
+        parentId === undefined
+          ? undefined
+          : (this.#contents.get(contentsKey(threadId, ns, parentId))?.event ??
+            (await tx.journal.get(checkpointKey(ns, parentId))));
       const parentRecord = parent?.record as unknown as CheckpointRecord | undefined;
-      const built = await this.#build(tx, {
-        threadId,
-        ns,
-        parent,
-        parentRecord,
-        checkpoint,
-        changed,
-      });
-      const record: CheckpointRecord = {
-        kind: "langgraph.checkpoint",
-        thread_id: threadId,
-        checkpoint_ns: ns,
-        checkpoint_id: checkpoint.id,
-        parent_checkpoint_id: parentId ?? null,
-        checkpoint: skeleton,
-        metadata: storedMetadata,
-        channels: built.channels,
+      // The checkpoint's own record is the event of the apply that builds its root, under its key.
+      const recordOf = (channels: Record<string, ChannelEntry>): JsonObject => {
+        const record: CheckpointRecord = {
+          kind: "langgraph.checkpoint",
+          thread_id: threadId,
+          checkpoint_ns: ns,
+          checkpoint_id: checkpoint.id,
+          parent_checkpoint_id: parentId ?? null,
+          checkpoint: skeleton,
+          metadata: storedMetadata,
+          channels,
+        };
+        return record as unknown as JsonObject;
       };
-      await tx.journal.append(record as unknown as JsonObject, { key });
-      return built.elements;
+      // A checkpoint put again (a retry) is refused by its key, nothing written: it is stored already.
+      return this.#build(
+        tx,
+        { threadId, ns, parent, parentRecord, checkpoint, changed },
+        recordOf,
+        key,
+      ).catch((error: unknown) => {
+        if (isRunledgerError(error, "idempotency_conflict")) return undefined;
+        throw error;
+      });
     });
     if (result !== undefined) this.#remember(contentsKey(threadId, ns, checkpoint.id), result);
     return {
@@ -309,9 +325,13 @@ export class RunledgerSaver extends BaseCheckpointSaver {
     const lease = await this.#lease(threadId, true);
     await lease.transact(async (tx) => {
       for (const [key, record] of records) {
-        // Insert or ignore: a write already stored under its key stays as it was.
-        if ((await tx.journal.get(key)) !== undefined) continue;
-        await tx.journal.append(record as unknown as JsonObject, { key });
+        // Insert or ignore: a write already stored under its key stays as it was
+        // (the same record is returned by append; another one is refused, and kept out).
+        await tx.journal
+          .append(record as unknown as JsonObject, { key })
+          .catch((error: unknown) => {
+            if (!isRunledgerError(error, "idempotency_conflict")) throw error;
+          });
       }
     });
   }
@@ -392,12 +412,14 @@ export class RunledgerSaver extends BaseCheckpointSaver {
     input: {
       threadId: string;
       ns: string;
-      parent: JournalEvent | undefined;
+      parent: ParentEvent | undefined;
       parentRecord: CheckpointRecord | undefined;
       checkpoint: Checkpoint;
       changed: Map<string, Prepared | undefined>;
     },
-  ): Promise<{ channels: Record<string, ChannelEntry>; elements: Contents }> {
+    recordOf: (channels: Record<string, ChannelEntry>) => JsonObject,
+    key: string,
+  ): Promise<Contents> {
     const { parent, parentRecord, checkpoint, changed } = input;
     const base: Record<string, ChannelEntry> = { ...(parentRecord?.channels ?? {}) };
     const fromParent = parent !== undefined && Object.keys(base).length > 0;
@@ -469,28 +491,43 @@ export class RunledgerSaver extends BaseCheckpointSaver {
       channels[channel] = { dir, list: stored.length };
       elements.set(channel, stored);
     }
-    const event = { kind: "langgraph.root", checkpoint_id: checkpoint.id };
+    const event = recordOf(channels);
+    let published: { sequence: number; rootId: string };
     if (fromParent) {
-      await tx.workspace.apply(
+      published = await tx.workspace.apply(
         {
           copy: { [CHANNELS]: { from: CHANNELS, at: { sequence: parent!.sequence } } },
           put,
           delete: remove,
         },
-        { event, missing: "ignore" },
+        { event, key, missing: "ignore" },
       );
     } else if (Object.keys(put).length === 0) {
-      await tx.workspace.apply({ delete: [CHANNELS] }, { event, missing: "ignore" });
+      published = await tx.workspace.apply(
+        { delete: [CHANNELS] },
+        { event, key, missing: "ignore" },
+      );
     } else {
       // Another checkpoint's channels may be current: cleared first, since one
       // apply cannot delete a directory and put inside it.
       const current = await tx.workspace.stat(CHANNELS, { missing: "undefined" });
       if (current !== undefined) {
-        await tx.workspace.apply({ delete: [CHANNELS] }, { event: { ...event, cleared: true } });
+        // Cleared only for a checkpoint not stored yet (its keyed apply below would refuse a retry).
+        if ((await tx.journal.get(key)) !== undefined) {
+          throw new RunledgerError("idempotency_conflict", "this checkpoint is stored already");
+        }
+        await tx.workspace.apply(
+          { delete: [CHANNELS] },
+          { event: { kind: "langgraph.cleared", checkpoint_id: checkpoint.id } },
+        );
       }
-      await tx.workspace.apply({ put }, { event });
+      published = await tx.workspace.apply({ put }, { event, key });
     }
-    return { channels, elements: { channels: elements, complete } };
+    return {
+      channels: elements,
+      complete,
+      event: { sequence: published.sequence, rootId: published.rootId, record: event },
+    };
   }
 
   #remember(key: string, contents: Contents): void {

@@ -389,6 +389,44 @@ export function describeRunJournal(fx: Fixtures): void {
       expect(await keysOf({ keyPrefix: "a/", after: 2, before: 5 })).toEqual(["a/1", "a/\uffff"]);
     });
 
+    it("an apply's key names its event, found by get; an apply whose key names an event already is idempotency_conflict, nothing written", async () => {
+      const lease = await openRun(fx, fx.location());
+      const first = await lease.transact((tx) =>
+        tx.workspace.apply({ put: { "a.txt": "a" } }, { event: { step: 1 }, key: "root:1" }),
+      );
+      const found = await lease.read((r) => r.journal.get("root:1"));
+      expect([found?.sequence, found?.record, found?.rootId]).toStrictEqual([
+        first.sequence,
+        { step: 1 },
+        first.rootId,
+      ]);
+      const again = await failureOf(() =>
+        lease.transact((tx) =>
+          tx.workspace.apply({ put: { "b.txt": "b" } }, { event: { step: 2 }, key: "root:1" }),
+        ),
+      );
+      expect(again.code).toBe("idempotency_conflict");
+      // Inside a transaction the refusal undoes only the apply: the transaction goes on.
+      await lease.transact(async (tx) => {
+        const refused = await failureOf(() =>
+          tx.workspace.apply({ put: { "c.txt": "c" } }, { key: "root:1" }),
+        );
+        expect(refused.code).toBe("idempotency_conflict");
+        await tx.journal.append({ after: true });
+      });
+      const events = await lease.read((r) => r.journal.list());
+      expect(events.map((event) => event.record)).toStrictEqual([{ step: 1 }, { after: true }]);
+      expect(await lease.read((r) => r.workspace.list())).toHaveLength(1);
+      for (const key of ["", 5]) {
+        const bad = await failureOf(() =>
+          lease.transact((tx) =>
+            tx.workspace.apply({ put: { "d.txt": "d" } }, { key: key as never }),
+          ),
+        );
+        expect(bad.code).toBe("invalid_argument");
+      }
+    });
+
     it("lands 200 transact calls started together on one lease, in call order", async () => {
       const lease = await openRun(fx, fx.location());
       const results = await Promise.all(

@@ -189,7 +189,7 @@ function readRange(options: Omit<JournalListOptions, "limit">, where: string): R
 }
 
 /** An idempotency key (or a prefix of one): well-formed text of at most 512 characters. */
-function checkKey(key: unknown, what: string, shortest = 1): asserts key is string {
+export function checkKey(key: unknown, what: string, shortest = 1): asserts key is string {
   if (
     typeof key !== "string" ||
     key.length < shortest ||
@@ -304,12 +304,13 @@ export class JournalWriter extends JournalReader {
     base: Head,
     root: Uint8Array,
     rootNode?: Uint8Array,
+    key?: string,
   ): Promise<AppendResult | undefined> {
     const eventId = this.#context.newId();
     const sequence = base.sequence + 1;
     const digest = await this.#appendAfter(
       base,
-      { eventId, key: null, text, root, rootNode },
+      { eventId, key: key ?? null, text, root, rootNode },
       "apply",
     );
     if (digest === undefined) return undefined;
@@ -396,7 +397,7 @@ export class JournalWriter extends JournalReader {
     } catch (error) {
       let failure: unknown = error;
       try {
-        await this.#failed(error, action);
+        await this.#failed(error, action, row.key);
       } catch (refusal) {
         failure = refusal;
       }
@@ -419,10 +420,19 @@ export class JournalWriter extends JournalReader {
    * means the stored run is inconsistent: a storage failure, never committed
    * past.
    */
-  async #failed(error: unknown, action: "append" | "apply"): Promise<never> {
+  async #failed(error: unknown, action: "append" | "apply", key: string | null): Promise<never> {
     // Refused because the transaction was doomed before: that failure, unchanged.
     if (error === this.#scope.doomed) throw error;
     if (isLifecycleRefusal(error)) throw await this.#lifecycle(error, action);
+    // An apply's key that names an event already (an append checks its key first).
+    if (key !== null && isRunledgerError(error, "constraint_unique")) {
+      throw new RunledgerError(
+        "idempotency_conflict",
+        `the key ${JSON.stringify(key)} already names an event; an apply's key is new or refused ` +
+          "(nothing of this apply was written): use a new key for a new root",
+        { cause: error },
+      );
+    }
     if (
       isRunledgerError(error) &&
       error.code.startsWith("constraint") &&

@@ -10,7 +10,7 @@ import type { RootJournal } from "../workspace/publish.js";
 import { readHead } from "../workspace/roots.js";
 import { WorkspaceReader, WorkspaceWriter } from "../workspace/workspace.js";
 import { countRun, type RunCounts } from "./counts.js";
-import { JournalReader, JournalWriter, journalText, type RootHint } from "./journal.js";
+import { checkKey, JournalReader, JournalWriter, journalText, type RootHint } from "./journal.js";
 import { RunRecordReader, RunRecordWriter } from "./run-row.js";
 import type { RunContext } from "./types.js";
 
@@ -103,12 +103,14 @@ export class RunSnapshot {
 function rootJournal(context: RunContext, hint: RootHint): RootJournal {
   return {
     text: journalText,
+    checkKey: (key) => checkKey(key, "apply's key"),
     at(scope) {
       const journal = new JournalWriter(scope, context, hint);
       return {
         guess: () => journal.guess(),
         head: () => readHead(scope),
-        publish: (text, base, root, rootNode) => journal.publish(text, base, root, rootNode),
+        publish: (text, base, root, rootNode, key) =>
+          journal.publish(text, base, root, rootNode, key),
       };
     },
   };

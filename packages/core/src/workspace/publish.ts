@@ -42,6 +42,7 @@ export interface RootPublisher {
     base: RootBase,
     root: Uint8Array,
     rootNode?: Uint8Array,
+    key?: string,
   ): Promise<PublishedRoot | undefined>;
 }
 
@@ -49,6 +50,8 @@ export interface RootPublisher {
 export interface RootJournal {
   /** A record's stored text; `invalid_json` before anything is written. */
   text(record: JsonObject): string;
+  /** Refuses an idempotency key the journal would not store (`invalid_argument`), before anything is written. */
+  checkKey(key: unknown): asserts key is string;
   /** The journal writing in `scope`. */
   at(scope: WriteScope): RootPublisher;
 }

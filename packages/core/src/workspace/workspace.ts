@@ -303,6 +303,12 @@ export interface ApplyOptions {
   readonly expect?: Readonly<Record<string, PathExpectation>>;
   /** A delete of a path that holds nothing: "error" (default, `path_not_found`) or "ignore". */
   readonly missing?: MissingRule;
+  /**
+   * The idempotency key of the apply's event (`r.journal.get(key)` finds it):
+   * one that names an event already refuses the apply, nothing written
+   * (`idempotency_conflict`).
+   */
+  readonly key?: string;
 }
 
 export interface ApplyResult {
@@ -341,7 +347,9 @@ export class WorkspaceWriter extends WorkspaceReader {
 
   async #apply(changes: ApplyChanges, options: ApplyOptions): Promise<ApplyResult> {
     checkNames(changes, ["put", "delete", "copy"], "apply's changes");
-    checkNames(options, ["event", "expect", "missing"], "apply's options");
+    checkNames(options, ["event", "expect", "missing", "key"], "apply's options");
+    const { key } = options;
+    if (key !== undefined) this.#journal.checkKey(key);
     const missing = options.missing ?? "error";
     if (missing !== "error" && missing !== "ignore") {
       throw new RunledgerError("invalid_argument", 'apply\'s missing is "error" or "ignore"');
@@ -433,7 +441,7 @@ export class WorkspaceWriter extends WorkspaceReader {
           throw error;
         });
         const published =
-          built && (await journal.publish(event, guess, built.top.id, built.rootNode));
+          built && (await journal.publish(event, guess, built.top.id, built.rootNode, key));
         if (built !== undefined && published !== undefined) {
           return this.#store(tx, files, built, published);
         }
@@ -441,7 +449,7 @@ export class WorkspaceWriter extends WorkspaceReader {
       const head = await journal.head();
       const loader = new NodeLoader(tx, this.workspace.nodes);
       const built = await build(loader, await loader.root(head.root, head.rootNode));
-      const published = await journal.publish(event, head, built.top.id, built.rootNode);
+      const published = await journal.publish(event, head, built.top.id, built.rootNode, key);
       if (published === undefined) {
         throw new RunledgerError(
           "corrupt",
