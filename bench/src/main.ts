@@ -5,6 +5,7 @@
 import { runSuite, type Suite } from "./harness.js";
 import { commitLogSuite } from "./suites/commit-log.js";
 import { engineSuite } from "./suites/engine.js";
+import { langgraphSuite } from "./suites/langgraph.js";
 import { largeFileSuite } from "./suites/large-file.js";
 import { leaseSuite } from "./suites/lease.js";
 import { portSuite } from "./suites/port.js";
@@ -18,6 +19,7 @@ const SUITES: readonly Suite[] = [
   runDatabaseSuite,
   stepsSuite,
   engineSuite,
+  langgraphSuite,
   largeFileSuite,
   commitLogSuite,
   remoteSuite,

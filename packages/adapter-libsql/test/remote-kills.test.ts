@@ -87,7 +87,10 @@ describe("remote libSQL: exactly once while the server is killed", () => {
     it(`over ${protocol}: ${WRITERS} writers retrying by key through ${KILLS} kills of sqld: every step once, the journal gap-free, the run verified`, async () => {
       const url = server.namespaceUrl(`kills-${protocol}`, protocol);
       const admin = new RunStore({ driver: libsqlDriver({ adminUrl: server.adminUrl as string }) });
-      const stores = Array.from({ length: WRITERS }, () => new RunStore({ driver: libsqlDriver() }));
+      const stores = Array.from(
+        { length: WRITERS },
+        () => new RunStore({ driver: libsqlDriver() }),
+      );
       const tally: Tally = { retried: {}, alreadyLanded: 0 };
       try {
         await (
@@ -117,9 +120,7 @@ describe("remote libSQL: exactly once while the server is killed", () => {
         await writers;
 
         const journal = await leases[0]!.read((r) => r.journal.list({ limit: 100_000 }));
-        expect(journal.map((event) => event.sequence)).toStrictEqual(
-          journal.map((_, i) => i + 1),
-        );
+        expect(journal.map((event) => event.sequence)).toStrictEqual(journal.map((_, i) => i + 1));
         const seen = new Map<string, number>();
         for (const { record } of journal) {
           const name = `${String(record.writer)}:${String(record.step)}`;
