@@ -107,4 +107,24 @@ describe("remote libSQL: the run API", () => {
       }
     }, 240_000);
   }
+
+  it("a catalog on the server lists its runs; reconcile with a server URL as directory is listing_unsupported, without one it checks the rows", async () => {
+    const store = new RunStore({
+      driver: libsqlDriver({ adminUrl: server.adminUrl as string }),
+      catalog: server.namespaceUrl(`catalog${process.pid}n${++next}`, "ws"),
+    });
+    try {
+      const location = server.namespaceUrl(`listed${process.pid}n${++next}`, "ws");
+      const lease = await store.open(location, { create: { workflowId: "remote", runId: "r1" } });
+      await lease.transact((tx) => tx.run.stop({ status: "completed" }));
+      await lease.release();
+      const { runs } = await store.list({ status: "completed" });
+      expect(runs.map((run) => [run.location, run.runId])).toStrictEqual([[location, "r1"]]);
+      const refused = await store.reconcile({ directory: server.url("ws") }).catch((e) => e);
+      expect(refused.code).toBe("listing_unsupported");
+      expect(await store.reconcile()).toMatchObject({ unchanged: 1, removed: [] });
+    } finally {
+      await store.close();
+    }
+  }, 120_000);
 });
