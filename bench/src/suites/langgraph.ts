@@ -132,7 +132,8 @@ async function sample(saver: Saver, workload: Workload, steps: number): Promise<
   const coldStart = performance.now();
   const tuple = await again.checkpointer.getTuple(config);
   const coldGetTupleMs = performance.now() - coldStart;
-  const messages = (tuple?.checkpoint.channel_values as { messages?: unknown[] }).messages ?? [];
+  if (tuple === undefined) throw new Error(`${saver}: the finished thread has no checkpoint`);
+  const messages = (tuple.checkpoint.channel_values as { messages?: unknown[] }).messages ?? [];
   if (workload === "growing" && messages.length !== steps) {
     throw new Error(
       `${saver}: the newest checkpoint holds ${messages.length} messages, not ${steps}`,
