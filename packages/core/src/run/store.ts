@@ -12,7 +12,6 @@ import {
 } from "../connection/provider.js";
 import { ProviderStore } from "../connection/store-base.js";
 import { injectedContext } from "../port/context.js";
-import type { Driver } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { portableHash } from "../port/hash.js";
 import { checkNames } from "../port/options.js";
@@ -26,6 +25,7 @@ import { meansNoRun, reconcileCatalog } from "./catalog/reconcile.js";
 import type {
   ReconcileOptions,
   ReconcileReport,
+  RunEntry,
   RunList,
   RunListOptions,
 } from "./catalog/types.js";
@@ -79,7 +79,6 @@ const STORE_OPTIONS = [...PROVIDER_OPTIONS, "clock", "newId", "catalog"];
 export class RunStore extends ProviderStore<RunCreate> {
   readonly #context: RunContext;
   readonly #catalog: CatalogLink | undefined;
-  readonly #driver: Driver;
 
   constructor(options: RunStoreOptions) {
     checkNames(options, STORE_OPTIONS, "RunStore's options");
@@ -96,7 +95,6 @@ export class RunStore extends ProviderStore<RunCreate> {
     };
     super(options, establishRun(context));
     this.#context = context;
-    this.#driver = options.driver;
     this.#catalog =
       catalog === undefined
         ? undefined
@@ -130,12 +128,21 @@ export class RunStore extends ProviderStore<RunCreate> {
       options,
       "run",
       "{ create: { workflowId, runId } }",
-    ).then((lease) => new RunLease(lease, this.#context, this.#catalog && this.#noteOf()));
+    ).then(
+      (lease) =>
+        // The lease notes the catalog after a stop or resume commits, and before it is released.
+        new RunLease(lease, this.#context, this.#catalog && ((run) => this.#note(run))),
+    );
   }
 
-  /** What a lease calls after a stop or resume commits, and before it is released. */
-  #noteOf(): (lease: RunLease) => Promise<void> {
-    return (lease) => this.#note(lease);
+  /** A run's entry as the catalog lists it, read through a read-only lease released at once. */
+  async #entryOf(location: string): Promise<RunEntry> {
+    const lease = await this.#open(location, { readOnly: true });
+    try {
+      return await lease.read((r) => readEntry(lease.location, r));
+    } finally {
+      await lease.release();
+    }
   }
 
   async #note(lease: RunLease): Promise<void> {
@@ -181,14 +188,7 @@ export class RunStore extends ProviderStore<RunCreate> {
     const report = await reconcileCatalog(
       catalog,
       {
-        entryOf: async (location) => {
-          const lease = await this.#open(location, { readOnly: true });
-          try {
-            return await lease.read((r) => readEntry(lease.location, r));
-          } finally {
-            await lease.release();
-          }
-        },
+        entryOf: (location) => this.#entryOf(location),
         candidates: (at) => this.#candidates(at),
       },
       directory,
@@ -209,15 +209,15 @@ export class RunStore extends ProviderStore<RunCreate> {
   }
 
   async #candidates(directory: string): Promise<string[]> {
-    const list = this.#driver.listDatabases;
-    if (list === undefined) {
+    const { driver } = this.provider;
+    if (driver.listDatabases === undefined) {
       throw new RunledgerError(
         "listing_unsupported",
-        `cannot look for runs in ${directory}: the ${this.#driver.name} driver cannot list ` +
+        `cannot look for runs in ${directory}: the ${driver.name} driver cannot list ` +
           "databases there; call reconcile() without directory to check the catalog's own rows",
       );
     }
-    return list.call(this.#driver, directory);
+    return driver.listDatabases(directory);
   }
 
   async #retryStale(): Promise<void> {
@@ -226,12 +226,7 @@ export class RunStore extends ProviderStore<RunCreate> {
     const catalog = await link.catalog();
     for (const location of [...link.stale]) {
       try {
-        const lease = await this.#open(location, { readOnly: true });
-        try {
-          await catalog.record(await lease.read((r) => readEntry(lease.location, r)));
-        } finally {
-          await lease.release();
-        }
+        await catalog.record(await this.#entryOf(location));
       } catch (error) {
         if (!meansNoRun(error)) throw error;
         await catalog.forget(location);

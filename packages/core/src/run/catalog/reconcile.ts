@@ -61,7 +61,7 @@ export async function reconcileCatalog(
       if (gone && known.has(location)) {
         await catalog.forget(location);
         report.removed.push(location);
-      } else if (gone || isRefusalOfTheRun(error.code)) {
+      } else if (gone || UNREADABLE_RUN_CODES.has(error.code)) {
         skipped.push({ location, code: error.code });
       } else {
         throw error;
@@ -75,13 +75,11 @@ export async function reconcileCatalog(
   return { ...report, skipped, unchanged };
 }
 
-/** A refusal that says the file is a run this build cannot read as it is. */
-function isRefusalOfTheRun(code: string): boolean {
-  return [
-    "unsupported_version",
-    "schema_mismatch",
-    "encoding_mismatch",
-    "corrupt",
-    "permission_denied",
-  ].includes(code);
-}
+/** Refusals that say the file is a run this build cannot read as it is: its row stays. */
+const UNREADABLE_RUN_CODES = new Set([
+  "unsupported_version",
+  "schema_mismatch",
+  "encoding_mismatch",
+  "corrupt",
+  "permission_denied",
+]);
