@@ -52,15 +52,25 @@ import { fromRecord, type StoredValue, toRecord } from "./values.js";
 export interface RunledgerSaverOptions {
   /** The store the threads' runs are opened in (its driver decides: a local file, a libSQL server). */
   readonly store: RunStore;
-  /** Where the thread runs live: `<directory>/<thread file>.db`. Default "" (the working directory). */
+  /**
+   * Where the thread runs live: `<directory>/<thread file>.db`. Default: the
+   * catalog's directory when `catalog` is given, else "" (the working directory).
+   */
   readonly directory?: string;
+  /**
+   * The location of the run catalog that lists the threads (`list()` without
+   * a thread id reads it): the one the store was made with,
+   * `new RunStore({ driver, catalog })`, so that every thread the saver
+   * writes is noted in it.
+   */
+  readonly catalog?: string;
   /** The runs' workflow id, and what cross-thread listing asks the catalog for. Default "langgraph". */
   readonly workflowId?: string;
   /** LangGraph's serializer; default its JSON-plus serializer. */
   readonly serde?: SerializerProtocol;
 }
 
-const OPTIONS = ["store", "directory", "workflowId", "serde"];
+const OPTIONS = ["store", "directory", "catalog", "workflowId", "serde"];
 
 /** The record of a checkpoint's keyed event. */
 interface CheckpointRecord {
@@ -99,6 +109,8 @@ interface ScalarBytes {
 interface RawTuple {
   readonly threadId: string;
   readonly record: CheckpointRecord;
+  /** The checkpoint's event, as a child's put reads it. */
+  readonly event: ParentEvent;
   readonly values: Map<string, ScalarBytes | StoredElement[]>;
   readonly writes: WriteRecord[];
   readonly parentSends: WriteRecord[] | undefined;
@@ -141,7 +153,8 @@ export class RunledgerSaver extends BaseCheckpointSaver {
     checkOptions(options);
     super(options.serde);
     this.store = options.store;
-    this.directory = options.directory ?? "";
+    this.directory =
+      options.directory ?? (options.catalog === undefined ? "" : directoryOf(options.catalog));
     this.workflowId = options.workflowId ?? "langgraph";
   }
 
@@ -596,6 +609,7 @@ export class RunledgerSaver extends BaseCheckpointSaver {
     this.#remember(contentsKey(threadId, ns, record.checkpoint_id), {
       channels: raw.values,
       complete: true,
+      event: raw.event,
     });
     const checkpoint: Checkpoint = {
       ...(record.checkpoint as Omit<Checkpoint, "channel_values">),
@@ -694,7 +708,8 @@ async function readRaw(
     record.checkpoint.v < 4 && record.parent_checkpoint_id !== null
       ? (await readWrites(r, ns, record.parent_checkpoint_id)).filter((w) => w.channel === TASKS)
       : undefined;
-  return { threadId, record, values, writes, parentSends };
+  const held = { sequence: event.sequence, rootId: event.rootId, record: event.record };
+  return { threadId, record, event: held, values, writes, parentSends };
 }
 
 async function readWrites(
@@ -714,11 +729,12 @@ async function readElements(
   dir: string,
   root: string,
 ): Promise<StoredElement[]> {
-  const out: StoredElement[] = [];
-  for (const entry of await r.workspace.list(dir, { root })) {
-    out.push({ name: entry.name, bytes: await r.workspace.read(entry.path, { root }) });
-  }
-  return out;
+  const entries = await r.workspace.list(dir, { root });
+  const contents = await r.workspace.readMany(
+    entries.map((entry) => entry.path),
+    { root },
+  );
+  return entries.map((entry, i) => ({ name: entry.name, bytes: contents[i]! }));
 }
 
 function sortWrites(writes: readonly WriteRecord[]): WriteRecord[] {
@@ -738,7 +754,10 @@ async function* single<T>(value: T): AsyncGenerator<T> {
 
 function checkOptions(options: RunledgerSaverOptions): void {
   if (typeof options !== "object" || options === null) {
-    throw new RunledgerError("invalid_argument", "RunledgerSaver takes { store, directory? }");
+    throw new RunledgerError(
+      "invalid_argument",
+      "RunledgerSaver takes { store, directory?, catalog?, workflowId?, serde? }",
+    );
   }
   for (const name of Object.keys(options)) {
     if (!OPTIONS.includes(name)) {
@@ -755,6 +774,37 @@ function checkOptions(options: RunledgerSaverOptions): void {
   if (options.directory !== undefined && typeof options.directory !== "string") {
     throw new RunledgerError("invalid_argument", "RunledgerSaver's directory is a string");
   }
+  const { catalog } = options;
+  if (catalog !== undefined) {
+    if (typeof catalog !== "string" || catalog === "") {
+      throw new RunledgerError(
+        "invalid_argument",
+        `RunledgerSaver's catalog is the location of the store's run catalog; got ${JSON.stringify(catalog)}`,
+      );
+    }
+    if (options.store.catalog !== catalog) {
+      throw new RunledgerError(
+        "invalid_argument",
+        `RunledgerSaver's catalog is ${JSON.stringify(catalog)}, but the store ${
+          options.store.catalog === undefined
+            ? "has no catalog"
+            : `notes its runs in ${JSON.stringify(options.store.catalog)}`
+        }: make the store with new RunStore({ driver, catalog: ${JSON.stringify(catalog)} }), so every thread the saver writes is listed`,
+        { details: { catalog, storeCatalog: options.store.catalog ?? null } },
+      );
+    }
+  }
+}
+
+/**
+ * The directory a catalog location names its file in: the threads live
+ * beside their catalog. A libSQL URL names no directory (its databases are
+ * names on one server): "".
+ */
+function directoryOf(catalog: string): string {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(catalog)) return "";
+  const slash = catalog.lastIndexOf("/");
+  return slash < 0 ? "" : catalog.slice(0, slash);
 }
 
 function checkId(what: string, value: unknown): void {

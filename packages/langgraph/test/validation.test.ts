@@ -18,11 +18,10 @@ for (const backend of BACKENDS) {
     checkpointerName: `RunledgerSaver on ${backend.name}`,
     async createCheckpointer() {
       const directory = tempDirectory();
-      const store = new RunStore({
-        driver: backend.driver(),
-        catalog: join(directory.path, "threads.catalog"),
-      });
-      const saver = new RunledgerSaver({ store, directory: directory.path });
+      // The catalog form: the threads live beside the catalog, which lists them.
+      const catalog = join(directory.path, "threads.catalog");
+      const store = new RunStore({ driver: backend.driver(), catalog });
+      const saver = new RunledgerSaver({ store, catalog });
       stores.set(saver, { store, path: directory.path, remove: directory.remove });
       return saver;
     },

@@ -389,6 +389,52 @@ export function describeRunJournal(fx: Fixtures): void {
       expect(await keysOf({ keyPrefix: "a/", after: 2, before: 5 })).toEqual(["a/1", "a/\uffff"]);
     });
 
+    it("lists by key prefix the same whether the prefix is rare or common: around 64 matches, far from the cursor and near it", async () => {
+      const lease = await openRun(fx, fx.location());
+      // 200 "c/" events, then 65 "w/" events spread among 400 unkeyed ones, then 3 "r/" events at the end.
+      await lease.transact(async (tx) => {
+        for (let i = 0; i < 200; i++) await tx.journal.append({ i }, { key: `c/${i}` });
+        for (let i = 0; i < 400; i++) {
+          await tx.journal.append({ i }, i % 6 === 0 && i / 6 < 65 ? { key: `w/${i / 6}` } : {});
+        }
+        for (let i = 0; i < 3; i++) await tx.journal.append({ i }, { key: `r/${i}` });
+      });
+      const events = await lease.read((r) => r.journal.list({ limit: 10_000 }));
+      const keysOf = (options: JournalListOptions) =>
+        lease.read(async (r) => (await r.journal.list(options)).map((e) => e.key));
+      const streamed = (options: JournalListOptions & { pageSize?: number }) =>
+        lease.read(async (r) => {
+          const out: (string | null)[] = [];
+          for await (const event of r.journal.stream(options)) out.push(event.key);
+          return out;
+        });
+      for (const prefix of ["c/", "w/", "w/6", "r/", "w/1"]) {
+        const all = events.filter((e) => e.key?.startsWith(prefix));
+        const expected = all.map((e) => e.key);
+        expect(await keysOf({ keyPrefix: prefix, limit: 10_000 })).toEqual(expected);
+        expect(await keysOf({ keyPrefix: prefix, order: "desc", limit: 3 })).toEqual(
+          [...expected].reverse().slice(0, 3),
+        );
+        expect(await streamed({ keyPrefix: prefix, pageSize: 7 })).toEqual(expected);
+        expect(await streamed({ keyPrefix: prefix, order: "desc", pageSize: 7 })).toEqual(
+          [...expected].reverse(),
+        );
+        const middle = all[Math.floor(all.length / 2)]!.sequence;
+        expect(await keysOf({ keyPrefix: prefix, after: middle, limit: 10_000 })).toEqual(
+          all.filter((e) => e.sequence > middle).map((e) => e.key),
+        );
+        expect(
+          await keysOf({ keyPrefix: prefix, before: middle, order: "desc", limit: 2 }),
+        ).toEqual(
+          all
+            .filter((e) => e.sequence < middle)
+            .reverse()
+            .slice(0, 2)
+            .map((e) => e.key),
+        );
+      }
+    });
+
     it("an apply's key names its event, found by get; an apply whose key names an event already is idempotency_conflict, nothing written", async () => {
       const lease = await openRun(fx, fx.location());
       const first = await lease.transact((tx) =>

@@ -12,7 +12,7 @@ import { EMPTY_ROOT_ID, type RunLease } from "@runledger/core";
 import { CHUNK_SIZE } from "@runledger/core/engine";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type Fixtures, sameBytes } from "../fixtures.js";
+import { type Fixtures, failureOf, sameBytes } from "../fixtures.js";
 import { describeWorkspaceCopies } from "./workspace-copies.js";
 import { describeWorkspaceDeltas } from "./workspace-deltas.js";
 import { describeWorkspaceFaults } from "./workspace-faults.js";
@@ -58,6 +58,10 @@ function patterned(length: number, seed: number): Uint8Array {
     out[i] = x & 0xff;
   }
   return out;
+}
+
+function asBytes(content: Uint8Array | string): Uint8Array {
+  return typeof content === "string" ? utf8(content) : content;
 }
 
 /** Splits bytes into pieces of the given sizes, cycling through them. */
@@ -455,6 +459,50 @@ export function describeWorkspace(fx: Fixtures): void {
         expect(await codeOf(r.workspace.read("x", { root: unknown }))).toBe("root_not_found");
         expect(await codeOf(r.workspace.list("", { root: unknown }))).toBe("root_not_found");
         expect(await codeOf(r.workspace.stat("x", { root: "ABC" }))).toBe("invalid_argument");
+      });
+    });
+
+    it("readMany reads many files at one root in the order asked, held, one-row and chunked alike; a path that is no file is refused, naming it", async () => {
+      const { lease } = await newRun(fx);
+      const big = patterned(CHUNK_SIZE + 10, 7);
+      const files: Record<string, Uint8Array | string> = {
+        "d/big": big,
+        "d/same": "x".repeat(300),
+      };
+      for (let i = 0; i < 300; i++)
+        files[`d/${String(i).padStart(3, "0")}`] = `${i}:${"y".repeat(i * 2)}`;
+      const first = await apply(lease, { put: files });
+      await apply(lease, { put: { "d/000": "changed" }, delete: ["d/big"] });
+      const paths = ["d/299", "d/big", "d/000", "d/same", "d/000", "d/150"];
+      await lease.read(async (r) => {
+        const at = await r.workspace.readMany(paths, { root: first.rootId });
+        for (const [i, path] of paths.entries()) {
+          expect(sameBytes(at[i]!, await r.workspace.read(path, { root: first.rootId }))).toBe(
+            true,
+          );
+        }
+        // A path named twice reads as two arrays: changing one leaves the other.
+        at[2]![0] = 0;
+        expect(Buffer.from(at[4]!).toString()).toBe("0:");
+        const now = await r.workspace.readMany(["d/000", "d/150"]);
+        expect(now.map((bytes) => Buffer.from(bytes).toString())).toStrictEqual([
+          "changed",
+          `150:${"y".repeat(300)}`,
+        ]);
+        expect(await r.workspace.readMany([])).toStrictEqual([]);
+        const all = Object.keys(files).sort();
+        const every = await r.workspace.readMany(all, { root: first.rootId });
+        expect(every.map((bytes, i) => sameBytes(bytes, asBytes(files[all[i]!]!)))).not.toContain(
+          false,
+        );
+        expect(await codeOf(r.workspace.readMany(["d/000", "d/big"]))).toBe("path_not_found");
+        expect(await codeOf(r.workspace.readMany(["d"]))).toBe("not_a_file");
+        expect(await codeOf(r.workspace.readMany(["d/../x"]))).toBe("invalid_path");
+        expect(await codeOf(r.workspace.readMany("d/000" as never))).toBe("invalid_argument");
+        expect(await codeOf(r.workspace.readMany([], { root: "ABC" }))).toBe("invalid_argument");
+        expect(await codeOf(r.workspace.readMany([], { at: 1 } as never))).toBe("invalid_argument");
+        const missing = await failureOf(() => r.workspace.readMany(["d/001", "d/nope"]));
+        expect(missing.message).toContain("d/nope");
       });
     });
 

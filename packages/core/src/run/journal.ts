@@ -116,11 +116,33 @@ export class JournalReader {
     for await (const row of rows) yield toEvent(row);
   }
 
-  #page(range: ReadRange, limit: number): Promise<Row[]> {
+  /**
+   * One page of a range. A page filtered by a key prefix is planned by how
+   * many keys share the prefix, since neither of SQLite's two plans is good
+   * for both: walking sequences (the primary key) in the page's order reads
+   * every event between the cursor and the matches (a prefix whose events
+   * are few and far from the cursor costs the whole journal), and reading
+   * the key index reads and sorts every match (a prefix half the journal
+   * shares costs half the journal). So the key index is asked first for at
+   * most FEW_KEYS + 1 matches, covering (sequences only): when there are no
+   * more than FEW_KEYS, those are the matches, and the page is read by
+   * their sequences; when there are more, the prefix is common, and walking
+   * sequences finds the page's events soon.
+   */
+  async #page(range: ReadRange, limit: number): Promise<Row[]> {
     const prefix =
       range.keyPrefix === undefined
         ? undefined
         : prefixCondition("idempotency_key", range.keyPrefix);
+    if (prefix !== undefined) {
+      const probe = await this.executor.execute(
+        `SELECT sequence FROM journal WHERE ${prefix.sql} LIMIT ${FEW_KEYS + 1}`,
+        prefix.params,
+      );
+      if (probe.rows.length <= FEW_KEYS) {
+        return this.#bySequence(range, limit, probe.rows);
+      }
+    }
     const shape = `${range.order}:${prefix?.params.length ?? 0}`;
     let sql = this.#lists.get(shape);
     if (sql === undefined) {
@@ -129,9 +151,28 @@ export class JournalReader {
       this.#lists.set(shape, sql);
     }
     const params = [range.after, range.before, ...(prefix?.params ?? []), limit];
-    return this.executor.execute(sql, params).then(({ rows }) => rows);
+    return (await this.executor.execute(sql, params)).rows;
+  }
+
+  /** The page among `matches` (rows of sequences, any order): in range, in order, at most `limit`. */
+  async #bySequence(range: ReadRange, limit: number, matches: readonly Row[]): Promise<Row[]> {
+    const sequences = matches
+      .map((row) => Number(row.sequence))
+      .filter((sequence) => sequence > range.after && sequence < range.before)
+      .sort(range.order === "asc" ? (a, b) => a - b : (a, b) => b - a)
+      .slice(0, limit);
+    if (sequences.length === 0) return [];
+    const marks = sequences.map(() => "?").join(", ");
+    const { rows } = await this.executor.execute(
+      `${SELECT_EVENT} WHERE sequence IN (${marks}) ORDER BY sequence ${range.order.toUpperCase()}`,
+      sequences,
+    );
+    return rows;
   }
 }
+
+/** At most how many matches of a key prefix are read through the key index (see #page). */
+const FEW_KEYS = 64;
 
 /** What `journal.list` takes. */
 export interface JournalListOptions {

@@ -77,6 +77,8 @@ const STORE_OPTIONS = [...PROVIDER_OPTIONS, "clock", "newId", "catalog"];
  * first lease is handed out.
  */
 export class RunStore extends ProviderStore<RunCreate> {
+  /** The location of the store's run catalog, as given; undefined for a store made without one. */
+  readonly catalog: string | undefined;
   readonly #context: RunContext;
   readonly #catalog: CatalogLink | undefined;
 
@@ -94,6 +96,7 @@ export class RunStore extends ProviderStore<RunCreate> {
       workspace: { nodes: new NodeCache(), hash: options.driver.hash ?? portableHash },
     };
     super(options, establishRun(context));
+    this.catalog = catalog;
     this.#context = context;
     this.#catalog =
       catalog === undefined

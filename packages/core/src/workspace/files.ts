@@ -18,7 +18,7 @@ import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { type HashFunctions, utf8 } from "../port/hash.js";
 import { INLINE_MAX } from "./node.js";
-import { OBJECT_BY_ID, objectKey } from "./object-key.js";
+import { OBJECT_BY_ID, OBJECT_KEY_PREFIX_BYTES, objectKey } from "./object-key.js";
 import { BYTES, CHUNK_LIST, idKey, type ObjectRow } from "./objects.js";
 
 /** The size blobs are cut into when written. Readers follow each blob's own chunk list. */
@@ -228,6 +228,38 @@ export async function readFile(executor: Executor, digest: Uint8Array): Promise<
       "corrupt",
       "a stored file's pieces do not add up to its size; run verify",
     );
+  }
+  return out;
+}
+
+/**
+ * The contents of many files, in the order of `digests`: the one-row files
+ * fetched a few statements at a time (KEYS_PER_QUERY ids a statement, by
+ * the id index's prefix, each row's full id compared), a chunked file read
+ * piece by piece as `readFile` reads it.
+ */
+export async function readFiles(
+  executor: Executor,
+  digests: readonly Uint8Array[],
+): Promise<Uint8Array[]> {
+  const found = new Map<string, Uint8Array>();
+  const wanted = [...new Map(digests.map((digest) => [idKey(digest), digest])).values()];
+  for (let start = 0; start < wanted.length; start += KEYS_PER_QUERY) {
+    const batch = wanted.slice(start, start + KEYS_PER_QUERY);
+    const { rows } = await executor.execute(
+      `SELECT id, kind, data FROM workspace_object WHERE substr(id, 1, ${OBJECT_KEY_PREFIX_BYTES}) IN (${batch.map(() => "?").join(", ")})`,
+      batch.map((digest) => digest.slice(0, OBJECT_KEY_PREFIX_BYTES)),
+    );
+    for (const row of rows) {
+      if (Number(row.kind) === BYTES)
+        found.set(idKey(row.id as Uint8Array), row.data as Uint8Array);
+    }
+  }
+  const out: Uint8Array[] = [];
+  for (const digest of digests) {
+    const bytes = found.get(idKey(digest));
+    // The same bytes for a digest named twice: each caller gets its own copy.
+    out.push(bytes === undefined ? await readFile(executor, digest) : bytes.slice());
   }
   return out;
 }
