@@ -1,5 +1,6 @@
 // A quick side-by-side of RunledgerSaver and SqliteSaver (not yet a bench/ suite):
-// node scripts/quick-bench.mjs <sqlite|runledger> <fixed|growing> [steps], after a build.
+// node scripts/quick-bench.mjs <sqlite|runledger|memory> <fixed|growing> [steps], after a build
+// (memory: LangGraph's MemorySaver, the engine's own cost a step).
 import { mkdtempSync, readdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -27,7 +28,10 @@ const graph = new StateGraph(State)
   .addEdge(START, "step")
   .addEdge("step", END);
 let saver, store, file, db;
-if (which === "sqlite") {
+if (which === "memory") {
+  const { MemorySaver } = await import("@langchain/langgraph");
+  saver = new MemorySaver();
+} else if (which === "sqlite") {
   file = join(dir, "s.db");
   db = new Database(file);
   db.pragma("journal_mode = WAL");
@@ -44,6 +48,16 @@ const t0 = performance.now();
 for (let i = 0; i < steps; i++) await app.invoke(workload === "growing" ? {} : {}, config);
 const ms = performance.now() - t0;
 const cpu = process.cpuUsage(c0);
+if (which === "memory") {
+  console.log(
+    JSON.stringify({
+      which,
+      stepsPerS: +(steps / (ms / 1000)).toFixed(1),
+      cpuMsPerStep: +((cpu.user + cpu.system) / 1000 / steps).toFixed(2),
+    }),
+  );
+  process.exit(0);
+}
 if (which !== "sqlite") {
   await saver.close();
   await store.close();

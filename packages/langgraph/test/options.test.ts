@@ -53,7 +53,9 @@ for (const backend of BACKENDS) {
       cleanups.push(() => saver.close());
       expect(saver.directory).toBe(path);
       for (const threadId of ["a", "Order 42/β"]) {
-        await saver.put({ configurable: { thread_id: threadId } }, CHECKPOINT, METADATA, { count: 1 });
+        await saver.put({ configurable: { thread_id: threadId } }, CHECKPOINT, METADATA, {
+          count: 1,
+        });
       }
       expect(
         readdirSync(path)

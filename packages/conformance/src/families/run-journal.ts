@@ -269,6 +269,32 @@ export function describeRunJournal(fx: Fixtures): void {
       ]);
     });
 
+    it("a repeated key inside one transaction returns the event written earlier in it, and a repeat after the run stopped returns the landed event", async () => {
+      const lease = await openRun(fx, fx.location(), predictable());
+      const [first, again, other] = await lease.transact(async (tx) => {
+        const a = await tx.journal.append({ n: 1 }, { key: "k/1" });
+        const b = await tx.journal.append({ n: 1 }, { key: "k/1" });
+        const c = await tx.journal.append({ n: 2 }, { key: "k/2" });
+        return [a, b, c];
+      });
+      expect(again).toEqual(first);
+      expect(other.sequence).toBe(2);
+      await lease.transact((tx) => tx.run.stop({ status: "completed" }));
+      // A retry of work that landed gets its event; new work is refused by the stopped run.
+      expect(await lease.transact((tx) => tx.journal.append({ n: 2 }, { key: "k/2" }))).toEqual(
+        other,
+      );
+      const late = await failureOf(() =>
+        lease.transact((tx) => tx.journal.append({ n: 3 }, { key: "k/3" })),
+      );
+      expect(late.code).toBe("run_finished");
+      const changed = await failureOf(() =>
+        lease.transact((tx) => tx.journal.append({ n: 9 }, { key: "k/1" })),
+      );
+      expect(changed.code).toBe("idempotency_conflict");
+      expect((await journal(lease)).map((e) => e.key)).toEqual(["k/1", "k/2"]);
+    });
+
     it("lists events after a sequence, at most limit of them, in order", async () => {
       const lease = await openRun(fx, fx.location());
       await lease.transact(async (tx) => {

@@ -283,10 +283,30 @@ export class JournalWriter extends JournalReader {
     }
   }
 
-  /** With a key: the first event under it, or a new one. */
+  /**
+   * With a key: a new event, or the first event under it. Written first and
+   * read only when the key index refuses the row (one statement for a new
+   * key, the common case); the refused statement wrote nothing and the
+   * transaction goes on.
+   */
   async #appendKeyed(text: string, key: string): Promise<AppendResult> {
+    let refusal: unknown;
+    try {
+      return await this.#insert(text, key);
+    } catch (error) {
+      // The key index refused the row; or the lifecycle did, which a retry of
+      // an append that landed before the run stopped does not hear: it gets that event.
+      if (!(error instanceof KeyTaken || isRunledgerError(error, "run_finished"))) {
+        if (!isRunledgerError(error, "run_not_running")) throw error;
+      }
+      refusal = error;
+    }
     const first = (await this.executor.execute(BY_KEY, [key])).rows[0];
-    if (first === undefined) return this.#insert(text, key);
+    if (first === undefined) {
+      // The index refused the key, so a row holds it: none found means the index and the table disagree.
+      if (refusal instanceof KeyTaken) throw this.#scope.doom(storageFailure());
+      throw refusal;
+    }
     if (first.record !== text) {
       // A stored record that no longer parses was damaged, not written with another record.
       if (!isJsonText(first.record)) {
@@ -465,7 +485,11 @@ export class JournalWriter extends JournalReader {
     // Refused because the transaction was doomed before: that failure, unchanged.
     if (error === this.#scope.doomed) throw error;
     if (isLifecycleRefusal(error)) throw await this.#lifecycle(error, action);
-    // An apply's key that names an event already (an append checks its key first).
+    // A keyed append whose key names an event already: the append reads that event.
+    if (key !== null && action === "append" && isRunledgerError(error, "constraint_unique")) {
+      throw new KeyTaken();
+    }
+    // An apply's key that names an event already.
     if (key !== null && isRunledgerError(error, "constraint_unique")) {
       throw new RunledgerError(
         "idempotency_conflict",
@@ -484,6 +508,9 @@ export class JournalWriter extends JournalReader {
     throw error;
   }
 }
+
+/** A keyed append's row refused by the key index: the key names an event already (#appendKeyed). */
+class KeyTaken extends Error {}
 
 /**
  * Undefined when a guessed append failed on a trigger — a stale sequence (the
