@@ -146,13 +146,14 @@ export class LibsqlConnection implements DriverConnection {
           "a transaction is already open on this connection; commit or roll it back first",
         );
       }
-      const transaction = await beginRemote(
-        () => this.#client.transaction(mode === "immediate" ? "write" : "deferred"),
-        mode,
-        this.#readOnly,
-      );
-      this.#lastTransaction = transaction.client;
-      return transaction;
+      return beginRemote({
+        open: () => this.#client.transaction(mode === "immediate" ? "write" : "deferred"),
+        readOnly: this.#readOnly,
+        busyTimeoutMs: this.#busyTimeoutMs,
+        opened: (transaction) => {
+          this.#lastTransaction = transaction;
+        },
+      });
     }
     // Awaited here, not through #attempt: begin and commit run once per
     // transaction, and each async wrapper costs promises on the hot path.

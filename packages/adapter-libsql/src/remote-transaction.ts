@@ -1,10 +1,18 @@
 /**
- * A transaction on a libSQL server. Two things differ from a local one:
- * - The client sends BEGIN together with the first statement. A write
- *   transaction sends a no-op statement as it begins (`begin`), so a server
- *   that answers busy answers there, where core retries until its busy
- *   deadline, as it does for a local BEGIN IMMEDIATE; one round trip more
- *   per write transaction buys that.
+ * A transaction on a libSQL server, sent in as few round trips as the
+ * protocol allows. Three things differ from a local one:
+ * - The client sends BEGIN together with the first statement, and the write
+ *   lock is taken there: no statement of its own. A server that answers
+ *   busy answers that first request, whose BEGIN then failed, so nothing of
+ *   it ran: it is sent again on a new transaction, with growing pauses,
+ *   until the connection's busy deadline (as core retries a local BEGIN
+ *   IMMEDIATE).
+ * - Statements whose answer says nothing — core's SAVEPOINT and RELEASE —
+ *   are held back and sent with the next statement, or with COMMIT, in one
+ *   batch. Each statement of a batch runs only if the one before it
+ *   succeeded, and a failure names the statement that failed, so a held-back
+ *   statement's failure is reported as its own, in order. A step (a
+ *   savepoint, its event, its release, the commit) is two round trips.
  * - The server may end the transaction by itself (sqld takes a write lock
  *   away after 5 s while another writer waits, and an idle HTTP stream
  *   expires): every statement it ran is rolled back, later statements are
@@ -18,7 +26,7 @@
  *   answers marks the transaction ended (`active` false), so core keeps the
  *   failure's own code.
  */
-import type { ResultSet, Transaction } from "@libsql/client";
+import type { InStatement, ResultSet, Transaction } from "@libsql/client";
 import {
   type DriverTransaction,
   type QueryResult,
@@ -26,44 +34,54 @@ import {
   type SqlValue,
 } from "@runledger/core/port";
 import { translate } from "./errors.js";
-import { readOnlyRefusal, remoteResult, transactionLost } from "./remote.js";
+import { RemoteRetry, readOnlyRefusal, remoteResult, transactionLost } from "./remote.js";
 import { transactionTimeout } from "./remote-errors.js";
 import { toDriverParams } from "./values.js";
 
-/** Begins a transaction on the server; a write transaction takes the write lock now. */
-export async function beginRemote(
-  open: () => Promise<Transaction>,
-  mode: "immediate" | "deferred",
-  readOnly: boolean,
-): Promise<RemoteTransaction> {
+/** How a remote transaction is (re)opened, and how long a busy server is waited for. */
+export interface RemoteBegin {
+  readonly open: () => Promise<Transaction>;
+  readonly readOnly: boolean;
+  readonly busyTimeoutMs: number;
+  /** Told of each client transaction opened, so the connection can close the current one. */
+  readonly opened: (transaction: Transaction) => void;
+}
+
+/** Begins a transaction on the server: nothing is sent until its first statement. */
+export async function beginRemote(begin: RemoteBegin): Promise<RemoteTransaction> {
+  return new RemoteTransaction(await openTransaction(begin), begin);
+}
+
+async function openTransaction(begin: RemoteBegin): Promise<Transaction> {
   let transaction: Transaction;
   try {
-    transaction = await open();
+    transaction = await begin.open();
   } catch (error) {
     throw translate(error, "begin failed", true);
   }
-  if (mode === "immediate") {
-    try {
-      await transaction.execute("SELECT 1");
-    } catch (error) {
-      transaction.close();
-      throw translate(error, "begin failed", true);
-    }
-  }
-  return new RemoteTransaction(transaction, readOnly);
+  begin.opened(transaction);
+  return transaction;
 }
 
+/** A statement whose answer core does not read: held back and sent with the next one. */
+const HELD_BACK = /^(SAVEPOINT|RELEASE) [A-Za-z_][A-Za-z0-9_]*$/;
+
+const NO_ROWS: QueryResult = { rows: [], changes: 0, lastInsertRowid: undefined };
+
 export class RemoteTransaction implements DriverTransaction {
-  readonly #transaction: Transaction;
-  /** On a read-only connection a statement that changed rows is refused (the server has no query_only). */
-  readonly #readOnly: boolean;
+  #transaction: Transaction;
+  readonly #begin: RemoteBegin;
+  /** Statements held back (HELD_BACK), in order, not yet sent. */
+  readonly #held: string[] = [];
+  /** Whether a request reached the server with BEGIN in it (so a busy answer no longer means nothing ran). */
+  #begun = false;
   #finished = false;
   /** A failure proved the server no longer holds this transaction. */
   #ended = false;
 
-  constructor(transaction: Transaction, readOnly: boolean) {
+  constructor(transaction: Transaction, begin: RemoteBegin) {
     this.#transaction = transaction;
-    this.#readOnly = readOnly;
+    this.#begin = begin;
   }
 
   /** Whether the server still holds the transaction, as far as its answers have told (see above). */
@@ -78,13 +96,13 @@ export class RemoteTransaction implements DriverTransaction {
 
   async execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
     this.#checkOpen();
-    let result: ResultSet;
-    try {
-      result = await this.#transaction.execute({ sql, args: toDriverParams(params) });
-    } catch (error) {
-      throw this.#failure(error, "statement failed", sql);
+    if (params.length === 0 && HELD_BACK.test(sql)) {
+      this.#held.push(sql);
+      return NO_ROWS;
     }
-    if (this.#readOnly && result.rowsAffected > 0) {
+    const result = (await this.#send({ sql, args: toDriverParams(params) }, "statement failed"))!;
+    // On a read-only connection a statement that changed rows is refused (the server has no query_only).
+    if (this.#begin.readOnly && result.rowsAffected > 0) {
       throw readOnlyRefusal("write", `the statement changed ${result.rowsAffected} rows`);
     }
     return remoteResult(result);
@@ -92,17 +110,30 @@ export class RemoteTransaction implements DriverTransaction {
 
   async executeScript(sql: string): Promise<void> {
     this.#checkOpen();
-    if (this.#readOnly) throw readOnlyRefusal("run a script");
+    if (this.#begin.readOnly) throw readOnlyRefusal("run a script");
+    if (this.#held.length > 0) await this.#send(undefined, "statement failed");
     try {
       await this.#transaction.executeMultiple(sql);
+      this.#begun = true;
     } catch (error) {
       throw this.#failure(error, "script failed", sql);
     }
   }
+
   async commit(): Promise<void> {
     this.#checkOpen();
+    const batch = this.#begun ? [...this.#held, "COMMIT"] : [];
+    this.#held.length = 0;
     try {
-      await this.#transaction.commit();
+      if (batch.length > 1) {
+        // The held-back statements and COMMIT in one round trip; the client sees a batch, so its
+        // transaction is closed here, as its own commit would close it.
+        await this.#transaction.batch(batch);
+        this.#transaction.close();
+      } else {
+        // Held-back statements of a transaction that sent nothing else change nothing: dropped.
+        await this.#transaction.commit();
+      }
       this.#finished = true;
     } catch (error) {
       if (transactionLost(error)) {
@@ -112,13 +143,19 @@ export class RemoteTransaction implements DriverTransaction {
       }
       // A lost connection leaves nothing of ours open on the server: the rollback has nothing to
       // undo (core tells the caller the commit's outcome is unknown: commit_unknown).
-      throw this.#failure(error, "commit failed", "COMMIT");
+      throw this.#failure(
+        error,
+        "commit failed",
+        batch[failedIndex(error, batch.length)] ?? "COMMIT",
+      );
     }
   }
 
   async rollback(): Promise<void> {
     this.#checkOpen();
     this.#finished = true;
+    // Never sent, so nothing of them is on the server.
+    this.#held.length = 0;
     if (this.#transaction.closed) return;
     if (this.#ended) {
       // Nothing of it is left on the server to undo.
@@ -138,6 +175,38 @@ export class RemoteTransaction implements DriverTransaction {
     }
   }
 
+  /**
+   * Sends the held-back statements and `statement` (when given) in one
+   * batch: `statement`'s result. A first request the server answered busy
+   * (its BEGIN failed, the client closed the transaction, nothing ran) is
+   * sent again on a new transaction until the busy deadline.
+   */
+  async #send(statement: InStatement | undefined, doing: string): Promise<ResultSet | undefined> {
+    const batch: InStatement[] = [...this.#held];
+    this.#held.length = 0;
+    if (statement !== undefined) batch.push(statement);
+    const retry = this.#begun ? undefined : new RemoteRetry(this.#begin.busyTimeoutMs);
+    for (;;) {
+      try {
+        const results = await this.#transaction.batch(batch);
+        this.#begun = true;
+        return statement === undefined ? undefined : results.at(-1);
+      } catch (error) {
+        const failed = batch[failedIndex(error, batch.length)]!;
+        const sql = typeof failed === "string" ? failed : failed.sql;
+        const translated = this.#failure(error, doing, sql);
+        if (retry === undefined || !this.#transaction.closed || translated.code !== "busy") {
+          this.#begun = true;
+          throw translated;
+        }
+        // BEGIN was refused: nothing of this transaction ran. Wait, then begin again.
+        this.#ended = false;
+        await retry.afterFailure(translated);
+        this.#transaction = await openTransaction(this.#begin);
+      }
+    }
+  }
+
   /** A failure as the port's error, noting when it proves the transaction ended. */
   #failure(error: unknown, doing: string, sql: string): RunledgerError {
     const translated = translate(error, doing, true);
@@ -153,6 +222,12 @@ export class RemoteTransaction implements DriverTransaction {
       );
     }
   }
+}
+
+/** The position in a batch of the statement a failure names (the last one when it names none). */
+function failedIndex(error: unknown, length: number): number {
+  const index = (error as { statementIndex?: unknown } | null)?.statementIndex;
+  return typeof index === "number" && index >= 0 && index < length ? index : length - 1;
 }
 
 /**
