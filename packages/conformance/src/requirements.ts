@@ -22,14 +22,6 @@ export function meets(subject: ConformanceSubject, need: Need): boolean {
   return declared[need] === true;
 }
 
-/**
- * Why the commit log, read model and datastore families need a local
- * database: their formats have no identity table yet, and a server refuses
- * the application_id they are recognized by (remote_unsupported).
- */
-export const NO_IDENTITY_TABLE =
-  "its format has no identity table yet; a server refuses application_id";
-
 const REASON = /\[skipped: needs ([^\]]+)\]/;
 
 /** The parts of a collected vitest task tree that the summary reads. */

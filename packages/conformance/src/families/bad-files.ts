@@ -372,9 +372,8 @@ SELECT coalesce(max(sequence), 0) + 1, 'e', '{}', X'${"ab".repeat(32)}', NULL, 0
     );
 
     wal.it(
-      "refuses to create a commit log, read model or datastore on a connection that says it is remote",
+      "creates a commit log, read model and datastore without the header id on a connection that says it is remote; each is recognized by its identity table, and no kind opens another's file",
       async () => {
-        // Their formats have no identity table yet: without the header nothing would name them.
         const remote: Driver = {
           ...fx.driver(),
           async open(at, options) {
@@ -389,20 +388,41 @@ SELECT coalesce(max(sequence), 0) + 1, 'e', '{}', X'${"ab".repeat(32)}', NULL, 0
             };
           },
         };
-        for (const store of [
-          new CommitLogStore({ driver: remote }),
-          new ReadModelStore({ driver: remote }),
-          new DatastoreStore({ driver: remote }),
-        ]) {
+        const kinds = [
+          (driver: Driver) => new CommitLogStore({ driver }),
+          (driver: Driver) => new ReadModelStore({ driver }),
+          (driver: Driver) => new DatastoreStore({ driver }),
+        ];
+        const locations: string[] = [];
+        for (const make of kinds) {
           const location = fx.location();
+          locations.push(location);
+          const store = make(remote);
           try {
-            const error = await failureOf(() => store.open(location, { create: true }));
-            expect(error.code, store.constructor.name).toBe("remote_unsupported");
+            await store.open(location, { create: true });
           } finally {
             await store.close();
           }
           const live = await liveSchema(fx, location);
-          expect([live.applicationId, live.userVersion, live.objects.length]).toEqual([0, 0, 0]);
+          expect(live.applicationId).toBe(0);
+          expect(live.objects.length).toBeGreaterThan(1);
+        }
+        for (const [i, make] of kinds.entries()) {
+          for (const [j, location] of locations.entries()) {
+            const before = await liveSchema(fx, location);
+            const store = make(fx.driver());
+            try {
+              if (i === j) {
+                await store.open(location);
+              } else {
+                const error = await failureOf(() => store.open(location));
+                expect(error.code).toMatch(/^[a-z_]+$/);
+              }
+            } finally {
+              await store.close();
+            }
+            expect(await liveSchema(fx, location)).toStrictEqual(before);
+          }
         }
       },
     );

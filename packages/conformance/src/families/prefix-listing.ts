@@ -9,7 +9,7 @@
  */
 import { type Datastore, WorkflowRunRepository } from "@runledger/core/datastore";
 import fc from "fast-check";
-import { expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Fixtures } from "../fixtures.js";
 import { datastoreStore } from "./routing-fixtures.js";
 
@@ -36,8 +36,7 @@ const text = (minLength: number, maxLength: number) =>
 const bytes = (text: string) => new TextEncoder().encode(text);
 
 export function describePrefixListing(fx: Fixtures): void {
-  // The datastore has no identity table yet, so a server cannot hold one (remote_unsupported).
-  fx.needs("local").describe("prefix listing", () => {
+  describe("prefix listing", () => {
     it("lists exactly the paths under a directory, whatever characters follow it", async () => {
       const store = datastoreStore(fx);
       const location = fx.location();

@@ -8,10 +8,9 @@
  * in a child process (two SQLite libraries never share a file in one process).
  */
 import { type CommitResult, put, typedChange } from "@runledger/core/commit-log";
-import { expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { FaultInjector } from "../faults.js";
 import { type Fixtures, failureOf, sha256Hex } from "../fixtures.js";
-import { NO_IDENTITY_TABLE } from "../requirements.js";
 import {
   expectDigestsEqual,
   expectedModel,
@@ -31,8 +30,7 @@ import {
 } from "./commit-log-fixtures.js";
 
 export function describeReadModel(fx: Fixtures): void {
-  const local = fx.needs("local").because(NO_IDENTITY_TABLE);
-  local.describe("read model", () => {
+  describe("read model", () => {
     it("catches up documents and catalog rows equal to the reference and to the log", async () => {
       const units = standardWorkload(10_001);
       const { log } = await newLog(fx);

@@ -33,9 +33,8 @@ import {
   WorkflowRunRepository,
   withRunUnit,
 } from "@runledger/core/datastore";
-import { expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type Fixtures, sha256Hex } from "../fixtures.js";
-import { NO_IDENTITY_TABLE } from "../requirements.js";
 import {
   logStore,
   modelContents,
@@ -169,8 +168,7 @@ async function expectBulkTombstones(
 }
 
 export function describeRoutingGaps(fx: Fixtures): void {
-  const local = fx.needs("local").because(NO_IDENTITY_TABLE);
-  local.describe("routing v3: hold-back, bulk tombstones, secrets at rest, across adapters", () => {
+  describe("routing v3: hold-back, bulk tombstones, secrets at rest, across adapters", () => {
     it("hold-back through the route: when the log refuses a run unit's definition edit, the run's partition lands nothing and is reported held_back", async () => {
       const store = datastoreStore(fx);
       const location = fx.location();

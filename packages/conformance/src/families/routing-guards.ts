@@ -24,10 +24,9 @@ import {
   stageTyped,
   WorkflowRunRepository,
 } from "@runledger/core/datastore";
-import { expect, it, onTestFinished } from "vitest";
+import { describe, expect, it, onTestFinished } from "vitest";
 import { FaultInjector } from "../faults.js";
 import { type Fixtures, failureOf, thrownBy } from "../fixtures.js";
-import { NO_IDENTITY_TABLE } from "../requirements.js";
 import { newLog, newModel } from "./commit-log-fixtures.js";
 import { datastoreStore, differences, RouteRecorder } from "./routing-fixtures.js";
 
@@ -105,8 +104,7 @@ function commitSizes(result: CommitResult): Record<string, number[]> {
 }
 
 export function describeRoutingGuards(fx: Fixtures): void {
-  const local = fx.needs("local").because(NO_IDENTITY_TABLE);
-  local.describe("routing guards", () => {
+  describe("routing guards", () => {
     for (const sibling of ["the same store", "another store"] as const) {
       fx.needs("walSharedMemory").it(
         `a format-2 handle refuses every write, writing nothing, once a handle of ${sibling} opted the datastore into format 3`,

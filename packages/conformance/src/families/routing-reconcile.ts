@@ -37,9 +37,8 @@ import {
   WorkflowRunRepository,
   withRunUnit,
 } from "@runledger/core/datastore";
-import { expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type Fixtures, failureOf, sha256Hex } from "../fixtures.js";
-import { NO_IDENTITY_TABLE } from "../requirements.js";
 import { modelContents, newLog, newModel } from "./commit-log-fixtures.js";
 import { datastoreStore, differingPaths, runScenario } from "./routing-fixtures.js";
 
@@ -134,8 +133,7 @@ async function contested(fx: Fixtures) {
 }
 
 export function describeRoutingReconcile(fx: Fixtures): void {
-  const local = fx.needs("local").because(NO_IDENTITY_TABLE);
-  local.describe("routing v3: the datastore is reconciled to the commit log", () => {
+  describe("routing v3: the datastore is reconciled to the commit log", () => {
     for (const where of WHERE) {
       it(`a refused partition's documents are put back to the log's versions (${where}); a later edit lands and the read model equals the documents`, async () => {
         const c = await contested(fx);

@@ -26,9 +26,8 @@ import {
   VaultConfigRepository,
   WorkflowRunRepository,
 } from "@runledger/core/datastore";
-import { expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
-import { NO_IDENTITY_TABLE } from "../requirements.js";
 import { newLog, newModel } from "./commit-log-fixtures.js";
 import {
   datastoreStore,
@@ -74,8 +73,7 @@ async function storedSettings(datastore: Datastore): Promise<Record<string, unkn
 }
 
 export function describeRoutingVault(fx: Fixtures): void {
-  const local = fx.needs("local").because(NO_IDENTITY_TABLE);
-  local.describe("routing: the vault config at initialisation, and vault directories", () => {
+  describe("routing: the vault config at initialisation, and vault directories", () => {
     for (const namespace of [undefined, "team-a"]) {
       it(`initialising a v3 datastore${namespace ? " (namespaced)" : ""} commits its default vault config: one definition.create in config--vault--default, no secret, a read model equal to the documents`, async () => {
         const recorder = new RouteRecorder();
@@ -269,114 +267,126 @@ export function describeRoutingVault(fx: Fixtures): void {
       expect(recorder.records.filter((r) => r.route !== "read")).toEqual([]);
     });
 
+    // A vault directory is a path relative to the directory the datastore's file is in.
+    const onDisk = fx
+      .needs("local")
+      .because(
+        "a vault directory lies beside the datastore's file; a database on a server has no directory",
+      );
     for (const format of [3, 2] as const) {
-      it(`on v${format}, a vault directory outside the datastore's root is refused with vault_path_outside_root before any secret, document, staging or signal`, async () => {
-        const recorder = new RouteRecorder();
-        const { log } = await newLog(fx);
-        const datastore = await datastoreStore(fx).open(fx.location(), {
-          create: format === 3 ? { format: 3 } : true,
-          observer: recorder,
-          initialize: { log },
-        });
-        const root = datastore.root!;
-        expect(root).toBe(dirname(datastore.location));
-        const vault = new MemoryVault();
-        const vaults = new VaultConfigRepository(datastore, vault);
-        const unit = format === 3 ? await log.begin() : undefined;
-        const unbind = unit === undefined ? () => {} : bindUnit(datastore.hook, unit);
-        // An existing vault, so the refusal of an edit is checked as well as of a create.
-        await vaults.save("kept", { type: "local_encryption", settings: { baseDir: "kept" } });
-        const documents = await datastore.documents();
-        const signals = await datastore.syncChanges();
-        const records = recorder.records.length;
-        const codes: [string, string, string][] = [];
-        for (const baseDir of outsideRoot(root)) {
-          for (const name of ["new", "kept"]) {
-            const error = await failureOf(() =>
-              vaults.save(name, {
-                type: "local_encryption",
-                settings: { baseDir },
-                secrets: { token: SECRET_VALUES[0]! },
-              }),
-            );
-            codes.push([baseDir, name, error.code]);
-            expect(error.message).toMatch(/relative to the datastore's root/);
-            expect(error.details).toMatchObject({ field: "baseDir", directory: baseDir });
-          }
-        }
-        expect(codes).toEqual(
-          outsideRoot(root).flatMap((d) => [
-            [d, "new", "vault_path_outside_root"],
-            [d, "kept", "vault_path_outside_root"],
-          ]),
-        );
-        unbind();
-        expect(vault.secrets.size, "no secret reached the provider").toBe(0);
-        expect(recorder.records.slice(records), "no read, signal or staging").toEqual([]);
-        expect(await datastore.documents()).toEqual(documents);
-        expect(await datastore.syncChanges()).toEqual(signals);
-        if (unit !== undefined) {
-          let staged = 0;
-          for await (const _ of unit.stagedOps()) staged++;
-          expect(staged, "only the kept vault was staged").toBe(1);
-          expect((await unit.commit()).refused).toEqual([]);
-          expect(await storedSettings(datastore)).toEqual({
-            default: { baseDir: "vault" },
-            kept: { baseDir: "kept" },
+      onDisk.it(
+        `on v${format}, a vault directory outside the datastore's root is refused with vault_path_outside_root before any secret, document, staging or signal`,
+        async () => {
+          const recorder = new RouteRecorder();
+          const { log } = await newLog(fx);
+          const datastore = await datastoreStore(fx).open(fx.location(), {
+            create: format === 3 ? { format: 3 } : true,
+            observer: recorder,
+            initialize: { log },
           });
-        }
-      });
+          const root = datastore.root!;
+          expect(root).toBe(dirname(datastore.location));
+          const vault = new MemoryVault();
+          const vaults = new VaultConfigRepository(datastore, vault);
+          const unit = format === 3 ? await log.begin() : undefined;
+          const unbind = unit === undefined ? () => {} : bindUnit(datastore.hook, unit);
+          // An existing vault, so the refusal of an edit is checked as well as of a create.
+          await vaults.save("kept", { type: "local_encryption", settings: { baseDir: "kept" } });
+          const documents = await datastore.documents();
+          const signals = await datastore.syncChanges();
+          const records = recorder.records.length;
+          const codes: [string, string, string][] = [];
+          for (const baseDir of outsideRoot(root)) {
+            for (const name of ["new", "kept"]) {
+              const error = await failureOf(() =>
+                vaults.save(name, {
+                  type: "local_encryption",
+                  settings: { baseDir },
+                  secrets: { token: SECRET_VALUES[0]! },
+                }),
+              );
+              codes.push([baseDir, name, error.code]);
+              expect(error.message).toMatch(/relative to the datastore's root/);
+              expect(error.details).toMatchObject({ field: "baseDir", directory: baseDir });
+            }
+          }
+          expect(codes).toEqual(
+            outsideRoot(root).flatMap((d) => [
+              [d, "new", "vault_path_outside_root"],
+              [d, "kept", "vault_path_outside_root"],
+            ]),
+          );
+          unbind();
+          expect(vault.secrets.size, "no secret reached the provider").toBe(0);
+          expect(recorder.records.slice(records), "no read, signal or staging").toEqual([]);
+          expect(await datastore.documents()).toEqual(documents);
+          expect(await datastore.syncChanges()).toEqual(signals);
+          if (unit !== undefined) {
+            let staged = 0;
+            for await (const _ of unit.stagedOps()) staged++;
+            expect(staged, "only the kept vault was staged").toBe(1);
+            expect((await unit.commit()).refused).toEqual([]);
+            expect(await storedSettings(datastore)).toEqual({
+              default: { baseDir: "vault" },
+              kept: { baseDir: "kept" },
+            });
+          }
+        },
+      );
     }
 
-    it("a vault directory inside the root is stored relative to it, in the document, the log and the read model", async () => {
-      const staged = await stageScenarioOnV3(fx, { initialize: true });
-      const { datastore, unit, log, recorder } = staged;
-      const root = datastore.root!;
-      const unbind = bindUnit(datastore.hook, unit);
-      const vaults = new VaultConfigRepository(datastore, new MemoryVault());
-      const given: Record<string, string> = {
-        absolute: `${root}/keys/absolute`,
-        root,
-        folded: `${root}/a/../keys//folded/.`,
-        relative: "./keys/relative",
-        windows: "keys\\windows",
-      };
-      for (const [name, baseDir] of Object.entries(given)) {
-        await vaults.save(name, { type: "local_encryption", settings: { baseDir } });
-      }
-      await vaults.save("renamed-from", {
-        type: "local_encryption",
-        settings: { baseDir: `${root}/keys/renamed` },
-      });
-      await vaults.rename("renamed-from", "renamed");
-      unbind();
-      const expected = {
-        default: { baseDir: "vault" },
-        absolute: { baseDir: "keys/absolute" },
-        root: { baseDir: "." },
-        folded: { baseDir: "keys/folded" },
-        relative: { baseDir: "keys/relative" },
-        windows: { baseDir: "keys/windows" },
-        renamed: { baseDir: "keys/renamed" },
-        // The scenario's own vault, whose settings hold no directory.
-        v2: { keyFile: ".keys/v1", rotated: true },
-      };
-      expect(await storedSettings(datastore)).toEqual(expected);
-      const result = await unit.commit();
-      expect(result.refused).toEqual([]);
-      const { model } = await newModel(fx);
-      await model.catchUp(log);
-      expect(await differences({ datastore, model, recorder, result })).toEqual([]);
-      // What the log holds for each vault is the document: the relative form.
-      for (const document of await datastore.documents()) {
-        if (!document.path.startsWith("config--vault--")) continue;
-        const [partition, key] = [document.path.split("/")[0]!, "definition.json"];
-        const landed = await log.read((r) => r.landed(partition, key));
-        const bytes = landed.state === "present" ? landed.bytes : undefined;
-        expect(text(bytes!), document.path).toBe(text(document.bytes));
-        expect(text(bytes!)).not.toContain(root);
-      }
-    });
+    onDisk.it(
+      "a vault directory inside the root is stored relative to it, in the document, the log and the read model",
+      async () => {
+        const staged = await stageScenarioOnV3(fx, { initialize: true });
+        const { datastore, unit, log, recorder } = staged;
+        const root = datastore.root!;
+        const unbind = bindUnit(datastore.hook, unit);
+        const vaults = new VaultConfigRepository(datastore, new MemoryVault());
+        const given: Record<string, string> = {
+          absolute: `${root}/keys/absolute`,
+          root,
+          folded: `${root}/a/../keys//folded/.`,
+          relative: "./keys/relative",
+          windows: "keys\\windows",
+        };
+        for (const [name, baseDir] of Object.entries(given)) {
+          await vaults.save(name, { type: "local_encryption", settings: { baseDir } });
+        }
+        await vaults.save("renamed-from", {
+          type: "local_encryption",
+          settings: { baseDir: `${root}/keys/renamed` },
+        });
+        await vaults.rename("renamed-from", "renamed");
+        unbind();
+        const expected = {
+          default: { baseDir: "vault" },
+          absolute: { baseDir: "keys/absolute" },
+          root: { baseDir: "." },
+          folded: { baseDir: "keys/folded" },
+          relative: { baseDir: "keys/relative" },
+          windows: { baseDir: "keys/windows" },
+          renamed: { baseDir: "keys/renamed" },
+          // The scenario's own vault, whose settings hold no directory.
+          v2: { keyFile: ".keys/v1", rotated: true },
+        };
+        expect(await storedSettings(datastore)).toEqual(expected);
+        const result = await unit.commit();
+        expect(result.refused).toEqual([]);
+        const { model } = await newModel(fx);
+        await model.catchUp(log);
+        expect(await differences({ datastore, model, recorder, result })).toEqual([]);
+        // What the log holds for each vault is the document: the relative form.
+        for (const document of await datastore.documents()) {
+          if (!document.path.startsWith("config--vault--")) continue;
+          const [partition, key] = [document.path.split("/")[0]!, "definition.json"];
+          const landed = await log.read((r) => r.landed(partition, key));
+          const bytes = landed.state === "present" ? landed.bytes : undefined;
+          expect(text(bytes!), document.path).toBe(text(document.bytes));
+          expect(text(bytes!)).not.toContain(root);
+        }
+      },
+    );
 
     fx.needs("files").it(
       "no byte of the datastore, the commit log or the read model holds the test's temporary directory, after initialising and writing vault configs given absolute directories",

@@ -8,9 +8,8 @@ import {
   WorkflowRunRepository,
   withRunUnit,
 } from "@runledger/core/datastore";
-import { expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
-import { NO_IDENTITY_TABLE } from "../requirements.js";
 import { newLog, newModel } from "./commit-log-fixtures.js";
 import {
   databaseFiles,
@@ -30,8 +29,7 @@ const GOLDEN = ROUTING_GOLDEN;
 const UPDATE_GOLDEN = process.env.RUNLEDGER_UPDATE_GOLDEN === "1";
 
 export function describeRouting(fx: Fixtures): void {
-  const local = fx.needs("local").because(NO_IDENTITY_TABLE);
-  local.describe("routing v2/v3", () => {
+  describe("routing v2/v3", () => {
     it("v2 does not change: recorded routes equal the golden file; no builder runs", async () => {
       const recordings = [];
       for (const namespace of [undefined, "team-a"]) {

@@ -19,7 +19,6 @@ import { DatastoreStore, WorkflowRunRepository } from "@runledger/core/datastore
 import { ConnectionProvider } from "@runledger/core/engine";
 import { describe, expect, it } from "vitest";
 import { type Fixtures, failureOf } from "../fixtures.js";
-import { NO_IDENTITY_TABLE } from "../requirements.js";
 import { CREATE, openRun, runStore } from "./run-fixtures.js";
 import { dumpTables } from "./workspace-fixtures.js";
 
@@ -170,80 +169,68 @@ export function describeStrictArguments(fx: Fixtures): void {
       expect(tombstone("a.json", { expect: "present" })).toMatchObject({ op: "tombstone" });
     });
 
-    fx.needs("local")
-      .because(NO_IDENTITY_TABLE)
-      .it(
-        "refuses unknown names in a repository's options, its builders and collectSnapshots, writing nothing",
-        async () => {
-          const datastores = new DatastoreStore({ driver: fx.driver() });
-          try {
-            const datastore = await datastores.open(fx.location(), { create: true });
-            try {
-              for (const construct of [
-                () => new WorkflowRunRepository(datastore, UNKNOWN),
-                () => new WorkflowRunRepository(datastore, { builders: UNKNOWN }),
-              ]) {
-                const error = await failureOf(async () => construct());
-                expect(error.code).toBe("invalid_argument");
-                expect(error.message).toContain('"oops"');
-              }
-              const runs = new WorkflowRunRepository(datastore);
-              const run = { workflowId: "w", runId: "r" };
-              const error = await failureOf(() =>
-                runs.collectSnapshots(run, { keep: 1, ...EXTRA }),
-              );
-              expect(error.code).toBe("invalid_argument");
-              expect(error.message).toContain('"oops"');
-              expect(await runs.collectSnapshots(run, { keep: 1 })).toBe(0);
-            } finally {
-              await datastore.release();
-            }
-          } finally {
-            await datastores.close();
+    it("refuses unknown names in a repository's options, its builders and collectSnapshots, writing nothing", async () => {
+      const datastores = new DatastoreStore({ driver: fx.driver() });
+      try {
+        const datastore = await datastores.open(fx.location(), { create: true });
+        try {
+          for (const construct of [
+            () => new WorkflowRunRepository(datastore, UNKNOWN),
+            () => new WorkflowRunRepository(datastore, { builders: UNKNOWN }),
+          ]) {
+            const error = await failureOf(async () => construct());
+            expect(error.code).toBe("invalid_argument");
+            expect(error.message).toContain('"oops"');
           }
-        },
-      );
+          const runs = new WorkflowRunRepository(datastore);
+          const run = { workflowId: "w", runId: "r" };
+          const error = await failureOf(() => runs.collectSnapshots(run, { keep: 1, ...EXTRA }));
+          expect(error.code).toBe("invalid_argument");
+          expect(error.message).toContain('"oops"');
+          expect(await runs.collectSnapshots(run, { keep: 1 })).toBe(0);
+        } finally {
+          await datastore.release();
+        }
+      } finally {
+        await datastores.close();
+      }
+    });
 
-    fx.needs("local")
-      .because(NO_IDENTITY_TABLE)
-      .it(
-        "refuses unknown names in the commit log's, read model's and datastore's open, begin, resume and catchUp, creating nothing",
-        async () => {
-          const file = fx.subject.capabilities?.files === true;
-          const logs = new CommitLogStore({ driver: fx.driver() });
-          const models = new ReadModelStore({ driver: fx.driver() });
-          const datastores = new DatastoreStore({ driver: fx.driver() });
-          try {
-            const location = fx.location();
-            for (const open of [
-              () => logs.open(location, { create: true, ...EXTRA }),
-              () => models.open(location, { create: true, ...EXTRA }),
-              () => datastores.open(location, { create: true, ...EXTRA }),
-            ]) {
-              const error = await failureOf(open);
-              expect(error.code).toBe("invalid_argument");
-              expect(error.message).toContain('"oops"');
-            }
-            if (file) expect(existsSync(location)).toBe(false);
-            const log = await logs.open(fx.location(), { create: true });
-            const model = await models.open(fx.location(), { create: true });
-            try {
-              for (const call of [
-                () => log.begin(UNKNOWN),
-                () => log.resume("some-txn", UNKNOWN),
-                () => model.catchUp(log, UNKNOWN),
-              ]) {
-                expect((await failureOf(call)).code).toBe("invalid_argument");
-              }
-              expect(await model.catchUp(log)).toMatchObject({ commits: 0 });
-            } finally {
-              await log.release();
-              await model.release();
-            }
-          } finally {
-            await Promise.all([logs.close(), models.close(), datastores.close()]);
+    it("refuses unknown names in the commit log's, read model's and datastore's open, begin, resume and catchUp, creating nothing", async () => {
+      const file = fx.subject.capabilities?.files === true;
+      const logs = new CommitLogStore({ driver: fx.driver() });
+      const models = new ReadModelStore({ driver: fx.driver() });
+      const datastores = new DatastoreStore({ driver: fx.driver() });
+      try {
+        const location = fx.location();
+        for (const open of [
+          () => logs.open(location, { create: true, ...EXTRA }),
+          () => models.open(location, { create: true, ...EXTRA }),
+          () => datastores.open(location, { create: true, ...EXTRA }),
+        ]) {
+          const error = await failureOf(open);
+          expect(error.code).toBe("invalid_argument");
+          expect(error.message).toContain('"oops"');
+        }
+        if (file) expect(existsSync(location)).toBe(false);
+        const log = await logs.open(fx.location(), { create: true });
+        const model = await models.open(fx.location(), { create: true });
+        try {
+          for (const call of [
+            () => log.begin(UNKNOWN),
+            () => log.resume("some-txn", UNKNOWN),
+            () => model.catchUp(log, UNKNOWN),
+          ]) {
+            expect((await failureOf(call)).code).toBe("invalid_argument");
           }
-        },
-      );
+          expect(await model.catchUp(log)).toMatchObject({ commits: 0 });
+        } finally {
+          await log.release();
+          await model.release();
+        }
+      } finally {
+        await Promise.all([logs.close(), models.close(), datastores.close()]);
+      }
+    });
   });
 }

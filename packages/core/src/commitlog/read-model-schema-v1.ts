@@ -4,7 +4,8 @@
  * (each live key's digest, the sequence of the commit that wrote it, and
  * that commit's intent), plus the cursor — which log it follows and the last
  * commit applied. Recognized exactly like the other databases, under its own
- * application id.
+ * application id — or, on a server that refuses the header, by its identity
+ * table `read_model_cursor`.
  */
 import { INTENTS } from "../changes/intents.js";
 import { manifestDigest, type SchemaManifest } from "../schema/manifest.js";
@@ -21,6 +22,8 @@ export const READ_MODEL_SCHEMA_V1: SchemaManifest = Object.freeze({
   title: "runledger read model",
   applicationId: READ_MODEL_APPLICATION_ID,
   userVersion: READ_MODEL_SCHEMA_VERSION,
+  // Where the header cannot be written (a libSQL server), its one header table names the format.
+  identity: "read_model_cursor",
   objects: Object.freeze([
     table(
       "read_model_cursor",

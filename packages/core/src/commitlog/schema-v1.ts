@@ -2,7 +2,8 @@
  * The commit log, version 1 — frozen.
  *
  * A commit log is its own SQLite database, recognized exactly like a run
- * database (../schema/recognize.ts) under its own application id. It holds:
+ * database (../schema/recognize.ts) under its own application id — or, on a
+ * server that refuses the header, by its identity table `log_info`. It holds:
  * - `log_info`: one row naming this log (a random id, so a read model can
  *   tell which log it follows) and when it was created;
  * - `log_commit`: one row per commit — one partition, one batch of a unit of
@@ -40,6 +41,8 @@ export const COMMIT_LOG_SCHEMA_V1: SchemaManifest = Object.freeze({
   title: "runledger commit log",
   applicationId: COMMIT_LOG_APPLICATION_ID,
   userVersion: COMMIT_LOG_SCHEMA_VERSION,
+  // Where the header cannot be written (a libSQL server), its one header table names the format.
+  identity: "log_info",
   objects: Object.freeze([
     table(
       "log_info",

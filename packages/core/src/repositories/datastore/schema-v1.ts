@@ -3,7 +3,9 @@
  * a path, its bytes and their SHA-256; the route-1 sync signals a format-2
  * write records; the datastore's identity row; and at most one format
  * marker. Recognized exactly like the other databases (schema/recognize),
- * under its own application id. Changing anything here is a new version.
+ * under its own application id — or, on a server that refuses the header,
+ * by its identity table `datastore_info`. Changing anything here is a new
+ * version.
  */
 import { manifestDigest, type SchemaManifest } from "../../schema/manifest.js";
 import { table } from "../../schema/objects.js";
@@ -17,6 +19,8 @@ export const DATASTORE_SCHEMA_V1: SchemaManifest = Object.freeze({
   title: "runledger datastore",
   applicationId: DATASTORE_APPLICATION_ID,
   userVersion: DATASTORE_SCHEMA_VERSION,
+  // Where the header cannot be written (a libSQL server), its one header table names the format.
+  identity: "datastore_info",
   objects: Object.freeze([
     table(
       "datastore_info",
