@@ -12,6 +12,7 @@ import { translate } from "./errors.js";
 import { finalizerTurns } from "./finalizers.js";
 import { RemoteRetry, readOnlyRefusal, readOnlyRemote } from "./remote.js";
 import { beginRemote } from "./remote-transaction.js";
+import { ReplicaRead } from "./replica-read.js";
 import { fromResultSet, toDriverParams } from "./values.js";
 
 /**
@@ -47,6 +48,12 @@ export class LibsqlConnection implements DriverConnection {
   readonly #busyTimeoutMs: number;
   /** Opened with an encryptionKey: setUp reads the schema, so a wrong key fails the open itself. */
   readonly #encrypted: boolean;
+  /**
+   * An embedded replica (a local file that follows a server's database):
+   * synced as it opens; "local" when its read snapshots are served from the
+   * file (no background sync), "server" when they are transactions there.
+   */
+  readonly #replica: "local" | "server" | undefined;
   #synchronous: ConnectionSettings["synchronous"];
   /** The client's transaction most recently begun, ended on close if still open. */
   #lastTransaction: Transaction | undefined;
@@ -54,7 +61,13 @@ export class LibsqlConnection implements DriverConnection {
 
   constructor(
     client: Client,
-    options: { remote: boolean; readOnly: boolean; busyTimeoutMs: number; encrypted?: boolean },
+    options: {
+      remote: boolean;
+      readOnly: boolean;
+      busyTimeoutMs: number;
+      encrypted?: boolean;
+      replica?: "local" | "server";
+    },
   ) {
     this.#client = client;
     this.remote = options.remote;
@@ -62,10 +75,22 @@ export class LibsqlConnection implements DriverConnection {
     this.#readOnly = options.readOnly;
     this.#busyTimeoutMs = options.busyTimeoutMs;
     this.#encrypted = options.encrypted === true;
+    this.#replica = options.replica;
   }
 
   /** Applies what every connection of this adapter must have; the driver calls it once after opening. */
   async setUp(): Promise<void> {
+    if (this.#replica !== undefined) {
+      // Its writes go to the primary, which enforces foreign keys itself, and
+      // the replica takes no PRAGMA with a value. Synced first, so the open
+      // reads what the primary holds now.
+      try {
+        await this.#client.sync();
+      } catch (error) {
+        throw translate(error, "cannot sync the replica with its primary", true);
+      }
+      return;
+    }
     if (this.#remote) {
       // The first request reaches the server: an unreachable server, a refused
       // token or a missing namespace fails the open, not a later statement.
@@ -139,6 +164,7 @@ export class LibsqlConnection implements DriverConnection {
       if (this.#readOnly && mode === "immediate") {
         throw readOnlyRefusal("begin a write transaction");
       }
+      if (mode === "deferred" && this.#replica === "local") return new ReplicaRead(this.#client);
       // A remote client would open a second stream; the port allows one transaction at a time.
       if (this.#lastTransaction !== undefined && !this.#lastTransaction.closed) {
         throw new RunledgerError(
@@ -147,7 +173,9 @@ export class LibsqlConnection implements DriverConnection {
         );
       }
       return beginRemote({
-        open: () => this.#client.transaction(mode === "immediate" ? "write" : "deferred"),
+        // A read snapshot is a read transaction: a replica (a server, or an
+        // embedded replica's file) serves it itself instead of forwarding it.
+        open: () => this.#client.transaction(mode === "immediate" ? "write" : "read"),
         readOnly: this.#readOnly,
         busyTimeoutMs: this.#busyTimeoutMs,
         opened: (transaction) => {

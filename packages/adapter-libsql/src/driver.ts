@@ -55,6 +55,23 @@ export interface LibsqlDriverOptions {
    * A remote location refuses it: a server encrypts its own files.
    */
   readonly encryptionKey?: string;
+  /**
+   * Makes the local file an embedded replica of this database on a libSQL
+   * server (`http(s)://` or `libsql://`): reads are served from the file,
+   * writes (and every write transaction) are sent to the server, and the
+   * file is synced from the server when a run is opened, after each of its
+   * own writes, and every `syncInterval` seconds. `authToken` is sent to it.
+   * A replica follows one database: the driver opens one file with it. See
+   * docs/remote.md.
+   */
+  readonly syncUrl?: string;
+  /**
+   * With `syncUrl`: also sync every this many seconds, in the background.
+   * Default: only as a run opens and after each of its own writes — and then
+   * a read snapshot is served from the file; with an interval the file may
+   * change under a read, so the server serves each snapshot.
+   */
+  readonly syncInterval?: number;
 }
 
 // One async context for every driver this module makes: core keys what it
@@ -84,9 +101,12 @@ const fileReads = { openSync, readSync, closeSync, statSync };
 export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
   checkNames(
     options,
-    ["authToken", "adminUrl", "adminAuthKey", "encryptionKey"],
+    ["authToken", "adminUrl", "adminAuthKey", "encryptionKey", "syncUrl", "syncInterval"],
     "libsqlDriver's options",
   );
+  const replica = checkReplicaOptions(options);
+  /** The one file a driver with syncUrl replicates into, once it has opened it. */
+  let replicaPath: string | undefined;
   if (
     options.encryptionKey !== undefined &&
     (typeof options.encryptionKey !== "string" || options.encryptionKey === "")
@@ -146,8 +166,30 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
           `cannot open ${parsed.url} with an encryptionKey: it encrypts local files only (a server encrypts its own); drop it for a remote location`,
         );
       }
+      if (replica !== undefined) {
+        if (parsed.kind !== "file") {
+          throw new RunledgerError(
+            "invalid_argument",
+            `cannot open ${parsed.url} through a driver with syncUrl: an embedded replica is a local file; open the server's URL with a driver without syncUrl`,
+          );
+        }
+        const canonical = await canonicalFilePath(parsed.path, files);
+        if (replicaPath !== undefined && replicaPath !== canonical) {
+          throw new RunledgerError(
+            "invalid_argument",
+            `cannot open ${location} as a replica of ${redactLocation(replica.syncUrl)}: this driver replicates it into ${replicaPath} already, and a replica follows one database; make a driver for each`,
+            { details: { replica: replicaPath } },
+          );
+        }
+        replicaPath = canonical;
+      }
       if (parsed.kind === "file") {
-        await checkFileOpenable(parsed.path, open, files);
+        // A replica's file is made by its first sync, whether or not the run is new.
+        await checkFileOpenable(
+          parsed.path,
+          replica === undefined ? open : { ...open, create: true },
+          files,
+        );
       } else if (open.create && !open.readOnly && options.adminUrl !== undefined) {
         await ensureNamespace(
           {
@@ -157,7 +199,11 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
           parsed.url,
         );
       }
-      const url = parsed.kind === "file" ? fileUrl(parsed.path, open.readOnly) : parsed.url;
+      // A replica writes its file to sync, read-only or not: its own URL, never mode=ro.
+      const url =
+        parsed.kind === "file"
+          ? fileUrl(parsed.path, open.readOnly && replica === undefined)
+          : parsed.url;
       let client: Client;
       try {
         client = createClient({
@@ -165,9 +211,17 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
           intMode: "bigint",
           concurrency: 1,
           timeout: open.busyTimeoutMs,
-          ...(parsed.kind === "remote" && options.authToken !== undefined
+          ...((parsed.kind === "remote" || replica !== undefined) && options.authToken !== undefined
             ? { authToken: options.authToken }
             : {}),
+          ...(replica === undefined
+            ? {}
+            : {
+                syncUrl: replica.syncUrl,
+                ...(replica.syncInterval === undefined
+                  ? {}
+                  : { syncInterval: replica.syncInterval }),
+              }),
           ...(parsed.kind === "file" && options.encryptionKey !== undefined
             ? { encryptionKey: options.encryptionKey }
             : {}),
@@ -176,7 +230,11 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
         throw translate(error, `cannot open ${location}`);
       }
       const connection = new LibsqlConnection(client, {
-        remote: parsed.kind === "remote",
+        // A replica answers as its server does (no PRAGMA with a value, writes there).
+        remote: parsed.kind === "remote" || replica !== undefined,
+        ...(replica === undefined
+          ? {}
+          : { replica: replica.syncInterval === undefined ? "local" : "server" }),
         readOnly: open.readOnly,
         busyTimeoutMs: open.busyTimeoutMs,
         encrypted: parsed.kind === "file" && options.encryptionKey !== undefined,
@@ -211,6 +269,47 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
       return connection;
     },
   };
+}
+
+/** The replica options checked: undefined without syncUrl. */
+function checkReplicaOptions(
+  options: LibsqlDriverOptions,
+): { syncUrl: string; syncInterval?: number } | undefined {
+  const { syncUrl, syncInterval } = options;
+  if (syncUrl === undefined) {
+    if (syncInterval !== undefined) {
+      throw new RunledgerError("invalid_argument", "libsqlDriver's syncInterval needs syncUrl");
+    }
+    return undefined;
+  }
+  let server: LibsqlLocation;
+  try {
+    server = typeof syncUrl === "string" ? parseLocation(syncUrl) : { kind: "file", path: "" };
+  } catch {
+    server = { kind: "file", path: "" };
+  }
+  if (server.kind !== "remote") {
+    throw new RunledgerError(
+      "invalid_argument",
+      `libsqlDriver's syncUrl is the URL of a database on a libSQL server (http://, https://, libsql://); got ${JSON.stringify(typeof syncUrl === "string" ? redactLocation(syncUrl) : syncUrl)}`,
+    );
+  }
+  if (options.encryptionKey !== undefined) {
+    throw new RunledgerError(
+      "invalid_argument",
+      "libsqlDriver takes syncUrl or encryptionKey, not both: an encrypted embedded replica is not supported",
+    );
+  }
+  if (
+    syncInterval !== undefined &&
+    (typeof syncInterval !== "number" || !Number.isFinite(syncInterval) || syncInterval <= 0)
+  ) {
+    throw new RunledgerError(
+      "invalid_argument",
+      `libsqlDriver's syncInterval is a number of seconds above 0; got ${JSON.stringify(syncInterval)}`,
+    );
+  }
+  return syncInterval === undefined ? { syncUrl } : { syncUrl, syncInterval };
 }
 
 /**

@@ -210,6 +210,8 @@ export function isNetworkFailure(error: unknown): boolean {
     const message = e instanceof Error ? e.message : "";
     if ([...NETWORK_CODES].some((name) => message.includes(name))) return true;
     if (e instanceof TypeError && message === "fetch failed") return true;
+    // An embedded replica's client reports its server out of reach in gRPC's words.
+    if (/\bstatus: Unavailable\b|tcp connect error/.test(message)) return true;
     e = (e as { cause?: unknown }).cause;
   }
   return false;

@@ -29,6 +29,13 @@ export interface SqldOptions {
   readonly adminAuthKey?: string;
   /** How long to wait for `GET /health` to answer 200. Default 20 s. */
   readonly startTimeoutMs?: number;
+  /**
+   * `--grpc-listen-addr` on a free port: the server is a primary that
+   * replicas can follow (its `grpcUrl`).
+   */
+  readonly primary?: boolean;
+  /** `--primary-grpc-url`: the server is a replica of that primary (reads served here, writes forwarded). */
+  readonly replicaOf?: string;
 }
 
 export interface SqldServer {
@@ -36,6 +43,8 @@ export interface SqldServer {
   readonly host: string;
   /** `http://127.0.0.1:PORT` (the admin API's base when namespaces are on). */
   readonly adminUrl: string | undefined;
+  /** The URL replicas follow this primary at (`primary: true`), else undefined. */
+  readonly grpcUrl: string | undefined;
   /** The URL of the default database (namespaces off) over `http`, `ws` or `libsql` (`?tls=0`). */
   url(protocol: "http" | "ws" | "libsql"): string;
   /**
@@ -91,9 +100,10 @@ export async function freePort(): Promise<number> {
 export async function startSqld(options: SqldOptions = {}): Promise<SqldServer> {
   const binary = sqldBinary();
   const directory = await mkdtemp(join(tmpdir(), "runledger-sqld-"));
-  const [port, adminPort] = await Promise.all([
+  const [port, adminPort, grpcPort] = await Promise.all([
     freePort(),
     options.namespaces ? freePort() : Promise.resolve(0),
+    options.primary ? freePort() : Promise.resolve(0),
   ]);
   const host = `127.0.0.1:${port}`;
   const args = [
@@ -115,6 +125,8 @@ export async function startSqld(options: SqldOptions = {}): Promise<SqldServer> 
     );
     if (options.adminAuthKey !== undefined) args.push("--admin-auth-key", options.adminAuthKey);
   }
+  if (options.primary) args.push("--grpc-listen-addr", `127.0.0.1:${grpcPort}`);
+  if (options.replicaOf !== undefined) args.push("--primary-grpc-url", options.replicaOf);
   if (options.jwtPublicKey !== undefined) {
     const keyFile = join(directory, "jwt-key.txt");
     await writeFile(keyFile, options.jwtPublicKey);
@@ -182,6 +194,7 @@ export async function startSqld(options: SqldOptions = {}): Promise<SqldServer> 
   return {
     host,
     adminUrl,
+    grpcUrl: options.primary ? `http://127.0.0.1:${grpcPort}` : undefined,
     url: (protocol) => remoteUrl(protocol, host),
     namespaceUrl: (name, protocol) => remoteUrl(protocol, `${name}.localhost:${port}`),
     async createNamespace(name) {
