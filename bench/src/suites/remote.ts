@@ -3,7 +3,9 @@
  * server (sqld, started here on 127.0.0.1) over http and over ws, side by
  * side: one journal append per transaction, and one workspace step (an apply
  * of one small file with its journal event) per transaction. Every run gets a
- * fresh database: a fresh file, or a fresh namespace on the server.
+ * fresh database: a fresh file, or a fresh namespace on the server. Beside
+ * the step, on the same server: Mastra's LibSQLStore `persistWorkflowSnapshot`
+ * of a snapshot that gains the step (a bench peer, NOT RUN when absent).
  */
 import { libsqlDriver } from "@runledger/adapter-libsql";
 import { resolveLocalhostSubdomains, startSqld } from "@runledger/conformance/sqld";
@@ -51,14 +53,26 @@ export const remoteSuite: Suite = {
           }
         },
       });
+      const mastra = (where: "ws" | "http"): Contender => ({
+        label: `mastra ${where} step`,
+        async run() {
+          const n = count(where, "step");
+          const persist = await mastraSnapshots(locationFor(where, ""), server);
+          return await time(n, async () => {
+            for (let i = 0; i < n; i++) await persist(i);
+          });
+        },
+      });
       const rows: string[][] = [];
       const samples: Record<string, Sample[]> = {};
       for (const workload of ["append", "step"] as const) {
-        const measured = await interleave(
-          context,
-          (["file", "ws", "http"] as const).map((where) => contender(where, workload)),
-          { runs: context.quick ? 1 : Math.min(context.runs, 3) },
+        const contenders = (["file", "ws", "http"] as const).map((where) =>
+          contender(where, workload),
         );
+        if (workload === "step") contenders.push(mastra("ws"), mastra("http"));
+        const measured = await interleave(context, contenders, {
+          runs: context.quick ? 1 : Math.min(context.runs, 3),
+        });
         samples[workload] = measured;
         const file = measured[0] as Sample;
         for (const sample of measured) {
@@ -91,6 +105,54 @@ export const remoteSuite: Suite = {
     }
   },
 };
+
+/**
+ * Mastra's LibSQLStore on a fresh namespace of the server: one
+ * `persistWorkflowSnapshot` a step, of a snapshot whose context gains the
+ * step's result (what its workflow loop writes after each step).
+ */
+async function mastraSnapshots(
+  url: string,
+  server: { createNamespace(name: string): Promise<void> },
+): Promise<(step: number) => Promise<void>> {
+  await server.createNamespace(new URL(url).hostname.split(".")[0] as string);
+  const { LibSQLStore } = await import("@mastra/libsql");
+  // Only the workflows domain's tables: the whole store's init creates every domain's
+  // tables at once, which a server answers SQLITE_SCHEMA to.
+  const store = new LibSQLStore({ id: "bench", url, disableInit: true });
+  const workflows = await store.getStore("workflows");
+  if (workflows === undefined) throw new Error("LibSQLStore has no workflows domain");
+  await (workflows as unknown as { init(): Promise<void> }).init();
+  const snapshot: Record<string, unknown> & { context: Record<string, unknown> } = {
+    runId: "remote",
+    status: "running",
+    value: {},
+    context: { input: {} },
+    serializedStepGraph: [],
+    activePaths: [],
+    activeStepsPath: {},
+    suspendedPaths: {},
+    resumeLabels: {},
+    waitingPaths: {},
+    timestamp: Date.now(),
+  };
+  return async (step) => {
+    const now = Date.now();
+    snapshot.context[`step-${step}`] = {
+      status: "success",
+      payload: { step },
+      output: { step, ok: true },
+      startedAt: now,
+      endedAt: now,
+    };
+    snapshot.timestamp = now;
+    await workflows.persistWorkflowSnapshot({
+      workflowName: "bench",
+      runId: "remote",
+      snapshot: snapshot as never,
+    });
+  };
+}
 
 async function repeat(lease: RunLease, workload: Workload, n: number): Promise<void> {
   for (let i = 0; i < n; i++) {

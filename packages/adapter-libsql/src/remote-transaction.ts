@@ -7,12 +7,14 @@
  *   it ran: it is sent again on a new transaction, with growing pauses,
  *   until the connection's busy deadline (as core retries a local BEGIN
  *   IMMEDIATE).
- * - Statements whose answer says nothing — core's SAVEPOINT and RELEASE —
- *   are held back and sent with the next statement, or with COMMIT, in one
- *   batch. Each statement of a batch runs only if the one before it
- *   succeeded, and a failure names the statement that failed, so a held-back
- *   statement's failure is reported as its own, in order. A step (a
- *   savepoint, its event, its release, the commit) is two round trips.
+ * - Statements whose answer is not read — core's SAVEPOINT and RELEASE, and
+ *   what core sends `{ later: true }` (a step's new tree nodes) — are held
+ *   back and sent with the next statement, or with COMMIT, in one batch.
+ *   Each statement of a batch runs only if the one before it succeeded, and
+ *   a failure names the statement that failed. The failure of a held-back
+ *   statement surfaces at a later call, so it ends the transaction (`active`
+ *   false: core dooms it, and it is never committed). A step (a savepoint,
+ *   its event, its nodes, its release, the commit) is two round trips.
  * - The server may end the transaction by itself (sqld takes a write lock
  *   away after 5 s while another writer waits, and an idle HTTP stream
  *   expires): every statement it ran is rolled back, later statements are
@@ -71,8 +73,8 @@ const NO_ROWS: QueryResult = { rows: [], changes: 0, lastInsertRowid: undefined 
 export class RemoteTransaction implements DriverTransaction {
   #transaction: Transaction;
   readonly #begin: RemoteBegin;
-  /** Statements held back (HELD_BACK), in order, not yet sent. */
-  readonly #held: string[] = [];
+  /** Statements held back (HELD_BACK, or sent `later`), in order, not yet sent. */
+  readonly #held: InStatement[] = [];
   /** Whether a request reached the server with BEGIN in it (so a busy answer no longer means nothing ran). */
   #begun = false;
   #finished = false;
@@ -94,10 +96,19 @@ export class RemoteTransaction implements DriverTransaction {
     return this.#transaction;
   }
 
-  async execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
+  async execute(
+    sql: string,
+    params: readonly SqlValue[] = [],
+    options?: { readonly later?: boolean },
+  ): Promise<QueryResult> {
     this.#checkOpen();
     if (params.length === 0 && HELD_BACK.test(sql)) {
       this.#held.push(sql);
+      return NO_ROWS;
+    }
+    // On a read-only connection nothing is held: a write must be refused where it is made.
+    if (options?.later === true && !this.#begin.readOnly) {
+      this.#held.push({ sql, args: toDriverParams(params) });
       return NO_ROWS;
     }
     const result = (await this.#send({ sql, args: toDriverParams(params) }, "statement failed"))!;
@@ -122,7 +133,8 @@ export class RemoteTransaction implements DriverTransaction {
 
   async commit(): Promise<void> {
     this.#checkOpen();
-    const batch = this.#begun ? [...this.#held, "COMMIT"] : [];
+    const batch: InStatement[] =
+      this.#begun || this.#held.some(isWrite) ? [...this.#held, "COMMIT"] : [];
     this.#held.length = 0;
     try {
       if (batch.length > 1) {
@@ -143,11 +155,8 @@ export class RemoteTransaction implements DriverTransaction {
       }
       // A lost connection leaves nothing of ours open on the server: the rollback has nothing to
       // undo (core tells the caller the commit's outcome is unknown: commit_unknown).
-      throw this.#failure(
-        error,
-        "commit failed",
-        batch[failedIndex(error, batch.length)] ?? "COMMIT",
-      );
+      const failed = batch[failedIndex(error, batch.length)] ?? "COMMIT";
+      throw this.#failure(error, "commit failed", typeof failed === "string" ? failed : failed.sql);
     }
   }
 
@@ -192,9 +201,13 @@ export class RemoteTransaction implements DriverTransaction {
         this.#begun = true;
         return statement === undefined ? undefined : results.at(-1);
       } catch (error) {
-        const failed = batch[failedIndex(error, batch.length)]!;
+        const index = failedIndex(error, batch.length);
+        const failed = batch[index]!;
         const sql = typeof failed === "string" ? failed : failed.sql;
         const translated = this.#failure(error, doing, sql);
+        // A held-back statement's failure reaches a caller that did not make it: the
+        // transaction ends here, and is never committed.
+        if (statement === undefined || index < batch.length - 1) this.#ended = true;
         if (retry === undefined || !this.#transaction.closed || translated.code !== "busy") {
           this.#begun = true;
           throw translated;
@@ -222,6 +235,11 @@ export class RemoteTransaction implements DriverTransaction {
       );
     }
   }
+}
+
+/** A held-back statement that writes (not a bare SAVEPOINT or RELEASE). */
+function isWrite(statement: InStatement): boolean {
+  return typeof statement !== "string";
 }
 
 /** The position in a batch of the statement a failure names (the last one when it names none). */

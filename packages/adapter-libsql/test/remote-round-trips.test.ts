@@ -2,14 +2,14 @@
  * Round trips on a libSQL server: a transaction reaches the server in as few
  * requests as the protocol allows (docs/remote.md). Counted over http, where
  * each request is a fetch this test sees: BEGIN goes with the first
- * statement (the write lock taken there), core's SAVEPOINT and RELEASE with
- * the statements around them, and what a savepoint held back is never sent
- * when nothing else was. The stream's close is sent after COMMIT without
+ * statement (the write lock taken there), core's SAVEPOINT and RELEASE and a
+ * step's new tree nodes with the statements after them, and what a
+ * savepoint held back is never sent when nothing else was. The stream's close is sent after COMMIT without
  * waiting for its answer, so it is not counted.
  */
 import { libsqlDriver } from "@runledger/adapter-libsql";
 import { resolveLocalhostSubdomains, startSqld } from "@runledger/conformance/sqld";
-import { type RunLease, RunStore } from "@runledger/core";
+import { isRunledgerError, type RunLease, RunStore } from "@runledger/core";
 import { afterAll, describe, expect, it } from "vitest";
 
 resolveLocalhostSubdomains();
@@ -74,7 +74,7 @@ describe("remote libSQL: round trips", () => {
     }
   });
 
-  it("a workspace step is at most three requests, its savepoint sent with the event and released with COMMIT", async () => {
+  it("a workspace step is two requests: its savepoint with the event, its tree nodes and release with COMMIT", async () => {
     const { lease, close } = await openRun();
     try {
       const sent = await requestsOf(() =>
@@ -82,14 +82,18 @@ describe("remote libSQL: round trips", () => {
           tx.workspace.apply({ put: { "a/1.json": '{"step":1}' } }, { event: { step: 1 } }),
         ),
       );
-      expect(sent.length).toBeLessThanOrEqual(3);
+      expect(sent).toHaveLength(2);
       for (const part of ["BEGIN IMMEDIATE", "SAVEPOINT runledger_sp_1", "INSERT INTO journal"]) {
         expect(sent[0]).toContain(part);
       }
-      expect(sent.at(-1)).toContain("RELEASE runledger_sp_1");
-      expect(sent.at(-1)).toContain("COMMIT");
+      // The nodes' statement is named by the id the client gave its text the first time.
+      for (const part of ["RELEASE runledger_sp_1", "COMMIT"]) expect(sent[1]).toContain(part);
       const events = await lease.read((r) => r.journal.list());
       expect(events.at(-1)?.record).toStrictEqual({ step: 1 });
+      // The held-back nodes landed with the step: the new root reads, and the run verifies.
+      const step = await lease.read((r) => r.workspace.read("a/1.json"));
+      expect(new TextDecoder().decode(step)).toBe('{"step":1}');
+      expect((await lease.verify()).ok).toBe(true);
     } finally {
       await close();
     }
@@ -114,6 +118,52 @@ describe("remote libSQL: round trips", () => {
       const records = (await lease.read((r) => r.journal.list())).map((e) => e.record);
       expect(records.slice(-1)).toStrictEqual([{ kept: true }]);
       expect(records).not.toContainEqual({ undone: true });
+    } finally {
+      await close();
+    }
+  });
+
+  it("a held-back statement that fails ends its transaction: the next call or COMMIT fails with its error, and nothing of the transaction lands", async () => {
+    const { lease, close } = await openRun();
+    try {
+      const count = async () =>
+        Number(
+          (await lease.lease.read((scope) => scope.execute("SELECT count(*) AS n FROM journal")))
+            .rows[0]?.n,
+        );
+      const before = await count();
+      // Failing at COMMIT: the batch stops there, and COMMIT never runs.
+      const atCommit = await lease.lease
+        .transact(async (scope) => {
+          await scope.execute("INSERT INTO journal_anchor (singleton) VALUES (7)", [], {
+            later: true,
+          });
+        })
+        .catch((error: unknown) => error);
+      expect(isRunledgerError(atCommit)).toBe(true);
+      // Failing at the next statement: that call fails, and catching it does not let the transaction commit.
+      const atNext = await lease.lease
+        .transact(async (scope) => {
+          // A row that would land if the transaction committed.
+          await scope.execute(
+            "INSERT INTO journal_anchor (singleton, sequence, digest) VALUES (1, 1, zeroblob(32))",
+          );
+          await scope.execute("INSERT INTO journal_anchor (singleton) VALUES (7)", [], {
+            later: true,
+          });
+          await scope.execute("SELECT 1").catch(() => undefined);
+          await scope.execute("SELECT 2").catch(() => undefined);
+        })
+        .catch((error: unknown) => error);
+      expect(isRunledgerError(atNext)).toBe(true);
+      expect(await count()).toBe(before);
+      const anchors = await lease.lease.read((scope) =>
+        scope.execute("SELECT count(*) AS n FROM journal_anchor"),
+      );
+      expect(Number(anchors.rows[0]?.n)).toBe(0);
+      // The lease goes on.
+      await lease.transact((tx) => tx.journal.append({ after: true }));
+      expect(await count()).toBe(before + 1);
     } finally {
       await close();
     }

@@ -84,9 +84,20 @@ export interface QueryResult {
   readonly lastInsertRowid: number | bigint | undefined;
 }
 
-/** Runs one statement with positional parameters. */
+/**
+ * Runs one statement with positional parameters. With `{ later: true }` the
+ * caller reads nothing of the answer (it is a write whose success is all it
+ * needs), and a driver whose round trips are costly may send the statement
+ * with the next one, or with COMMIT, in order. Its failure then surfaces
+ * there, and ends the transaction: the driver reports it no longer
+ * `active`, so it is never committed. A driver may ignore the option.
+ */
 export interface Executor {
-  execute(sql: string, params?: readonly SqlValue[]): Promise<QueryResult>;
+  execute(
+    sql: string,
+    params?: readonly SqlValue[],
+    options?: { readonly later?: boolean },
+  ): Promise<QueryResult>;
 }
 
 export type BeginMode = "immediate" | "deferred";

@@ -92,8 +92,12 @@ abstract class Scope implements Executor {
     this.#tracksStatements = parent === undefined ? true : parent.#tracksStatements;
   }
 
-  execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
-    const pending = this.#statement(sql, params);
+  execute(
+    sql: string,
+    params: readonly SqlValue[] = [],
+    options?: { readonly later?: boolean },
+  ): Promise<QueryResult> {
+    const pending = this.#statement(sql, params, options);
     return this.#tracksStatements ? this.track(pending) : pending;
   }
 
@@ -122,7 +126,11 @@ abstract class Scope implements Executor {
     return this.#tracksStatements;
   }
 
-  #statement(sql: string, params: readonly SqlValue[]): Promise<QueryResult> {
+  #statement(
+    sql: string,
+    params: readonly SqlValue[],
+    options: { readonly later?: boolean } | undefined,
+  ): Promise<QueryResult> {
     // Not async: one promise per statement, not an async frame around another.
     try {
       this.checkUsable("execute");
@@ -132,7 +140,10 @@ abstract class Scope implements Executor {
     this.#inFlight++;
     let pending: Promise<QueryResult>;
     try {
-      pending = this.executor.execute(sql, params);
+      pending =
+        options === undefined
+          ? this.executor.execute(sql, params)
+          : this.executor.execute(sql, params, options);
     } catch (error) {
       this.#inFlight--;
       return Promise.reject(this.#failed(error));

@@ -80,7 +80,8 @@ const PROPOSING_SQL = Array.from({ length: ROWS_PER_INSERT + 1 }, (_, n) =>
 /**
  * Writes rows not yet stored: one statement per 64 rows. The schema's
  * trigger skips a row whose id is already present (earlier rows of the same
- * statement included), leaving the stored row as it is.
+ * statement included), leaving the stored row as it is. Nothing of the
+ * answer is read, so a driver may send them later (port/driver.ts).
  */
 export async function insertObjects(executor: Executor, rows: readonly ObjectRow[]): Promise<void> {
   for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
@@ -88,7 +89,7 @@ export async function insertObjects(executor: Executor, rows: readonly ObjectRow
     const params: (Uint8Array | number | null)[] = [];
     if (batch.every((row) => row.delta === undefined)) {
       for (const row of batch) params.push(row.id, row.kind, row.size, row.data);
-      await executor.execute(WHOLE_SQL[batch.length]!, params);
+      await executor.execute(WHOLE_SQL[batch.length]!, params, LATER);
       continue;
     }
     for (const row of batch) {
@@ -102,9 +103,11 @@ export async function insertObjects(executor: Executor, rows: readonly ObjectRow
         delta ?? null,
       );
     }
-    await executor.execute(PROPOSING_SQL[batch.length]!, params);
+    await executor.execute(PROPOSING_SQL[batch.length]!, params, LATER);
   }
 }
+
+const LATER = { later: true } as const;
 
 /** A stored node's bytes, or why there are none: no row at all, or a damaged row or chain. */
 export type StoredNode =
