@@ -7,6 +7,7 @@
  * the step, on the same server: Mastra's LibSQLStore `persistWorkflowSnapshot`
  * of a snapshot that gains the step (a bench peer, NOT RUN when absent).
  */
+
 import { libsqlDriver } from "@runledger/adapter-libsql";
 import { resolveLocalhostSubdomains, startSqld } from "@runledger/conformance/sqld";
 import { type RunLease, RunStore } from "@runledger/core";
@@ -19,6 +20,7 @@ import {
   spread,
   time,
 } from "../harness.js";
+import { addMastraStep, newMastraSnapshot } from "../mastra.js";
 
 type Workload = "append" | "step";
 type Where = "file" | "http" | "ws";
@@ -123,29 +125,9 @@ async function mastraSnapshots(
   const workflows = await store.getStore("workflows");
   if (workflows === undefined) throw new Error("LibSQLStore has no workflows domain");
   await (workflows as unknown as { init(): Promise<void> }).init();
-  const snapshot: Record<string, unknown> & { context: Record<string, unknown> } = {
-    runId: "remote",
-    status: "running",
-    value: {},
-    context: { input: {} },
-    serializedStepGraph: [],
-    activePaths: [],
-    activeStepsPath: {},
-    suspendedPaths: {},
-    resumeLabels: {},
-    waitingPaths: {},
-    timestamp: Date.now(),
-  };
+  const snapshot = newMastraSnapshot("remote", {});
   return async (step) => {
-    const now = Date.now();
-    snapshot.context[`step-${step}`] = {
-      status: "success",
-      payload: { step },
-      output: { step, ok: true },
-      startedAt: now,
-      endedAt: now,
-    };
-    snapshot.timestamp = now;
+    addMastraStep(snapshot, step, { step, ok: true });
     await workflows.persistWorkflowSnapshot({
       workflowName: "bench",
       runId: "remote",

@@ -32,6 +32,7 @@
  *   `node steps.js directory <adapter> <files> <steps> <path>`,
  *   `node steps.js count <contender> <workload> <steps> <path>`.
  */
+
 import { mkdir, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -57,6 +58,7 @@ import {
   trackPeakRss,
 } from "../harness.js";
 import { type Layout, layoutOf } from "../layout.js";
+import { addMastraStep, type MastraSnapshot, newMastraSnapshot } from "../mastra.js";
 import {
   countWal,
   framesBetween,
@@ -345,34 +347,14 @@ const mastra: RunnerFactory = async (file) => {
   await store.init();
   const workflows = await store.getStore("workflows");
   if (workflows === undefined) throw new Error("LibSQLStore has no workflows domain");
-  let snapshot: Record<string, unknown> & { context: Record<string, unknown> };
+  let snapshot: MastraSnapshot;
   return {
     durability: "WAL, synchronous=NORMAL (LibSQLStore's own local pragmas)",
     async startRun(run) {
-      snapshot = {
-        runId: `run-${run}`,
-        status: "running",
-        value: {},
-        context: { input: { run } },
-        serializedStepGraph: [],
-        activePaths: [],
-        activeStepsPath: {},
-        suspendedPaths: {},
-        resumeLabels: {},
-        waitingPaths: {},
-        timestamp: Date.now(),
-      };
+      snapshot = newMastraSnapshot(`run-${run}`, { run });
     },
     async step(run, step) {
-      const now = Date.now();
-      snapshot.context[`step-${step}`] = {
-        status: "success",
-        payload: { step },
-        output: JSON.parse(output(run, step)),
-        startedAt: now,
-        endedAt: now,
-      };
-      snapshot.timestamp = now;
+      addMastraStep(snapshot, step, JSON.parse(output(run, step)));
       await workflows.persistWorkflowSnapshot({
         workflowName: "bench",
         runId: `run-${run}`,
