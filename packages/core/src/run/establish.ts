@@ -30,7 +30,8 @@ import type { RunContext, RunCreate } from "./types.js";
  *    the run's identity (right after step 1 for an existing file, in the
  *    creating transaction for a new one);
  * 4. only then switch to WAL (unless the file is in it already) and set
- *    durability.
+ *    durability — for a file that is ours. A fresh file is switched before
+ *    step 2: it holds nothing to leave as found.
  */
 export function establishRun(context: RunContext): Establish<RunCreate> {
   return async ({ connection, location, create, read, transact, configure }) => {
@@ -47,6 +48,10 @@ export function establishRun(context: RunContext): Establish<RunCreate> {
           `no run at ${location}: ${describeFresh(found)}; pass { create: { workflowId, runId } } to create one`,
         );
       }
+      // A fresh file holds nothing to leave as found: it is switched to WAL
+      // (and its durability) before the schema is written, so the creating
+      // commit costs what a step's does instead of a rollback journal's syncs.
+      await configure(found);
       await transact(async (tx) => {
         const again = await recognize(tx, SCHEMA_V1, location);
         if (again.kind === "fresh") {
@@ -55,6 +60,7 @@ export function establishRun(context: RunContext): Establish<RunCreate> {
         // Another process may have created it first: check what is there either way.
         await checkSingletons(tx, location, create);
       });
+      return;
     }
     await configure(found);
   };
