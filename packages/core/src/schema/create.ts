@@ -17,7 +17,7 @@ import type { SchemaManifest } from "./manifest.js";
  * never look finished.
  */
 export async function createSchema(
-  executor: Executor,
+  executor: Executor & { readonly executeScript?: (sql: string) => Promise<void> },
   manifest: SchemaManifest,
   populate: () => Promise<void>,
   options: { readonly remote?: boolean } = {},
@@ -31,8 +31,14 @@ export async function createSchema(
   if (options.remote !== true) {
     await executor.execute(`PRAGMA application_id = ${integer(manifest.applicationId)}`);
   }
-  for (const object of manifest.objects) {
-    if (object.sql !== null) await executor.execute(object.sql);
+  // Every object in one script where the executor takes one (one round trip on a server).
+  const statements = manifest.objects.flatMap((object) =>
+    object.sql === null ? [] : [object.sql],
+  );
+  if (executor.executeScript !== undefined) {
+    await executor.executeScript(statements.join(";\n"));
+  } else {
+    for (const sql of statements) await executor.execute(sql);
   }
   await populate();
   await executor.execute(`PRAGMA user_version = ${integer(manifest.userVersion)}`);

@@ -102,6 +102,15 @@ abstract class Scope implements Executor {
   }
 
   /**
+   * Several statements separated by `;`, with no parameters, in one call to
+   * the driver (one round trip on a server): what creating a schema sends.
+   */
+  executeScript(sql: string): Promise<void> {
+    const pending = this.#run(() => this.executor.executeScript(sql));
+    return this.#tracksStatements ? this.track(pending) : pending;
+  }
+
+  /**
    * Hands out `work`, started in this scope, as an operation of it: the
    * scope's callback must await it before returning (operations.ts). Work
    * started after the callback ended is not tracked; it fails on its own
@@ -131,6 +140,15 @@ abstract class Scope implements Executor {
     params: readonly SqlValue[],
     options: { readonly later?: boolean } | undefined,
   ): Promise<QueryResult> {
+    return this.#run(() =>
+      options === undefined
+        ? this.executor.execute(sql, params)
+        : this.executor.execute(sql, params, options),
+    );
+  }
+
+  /** One call to the driver, counted while it runs; its failure as `#failed` makes it. */
+  #run<T>(call: () => Promise<T>): Promise<T> {
     // Not async: one promise per statement, not an async frame around another.
     try {
       this.checkUsable("execute");
@@ -138,18 +156,15 @@ abstract class Scope implements Executor {
       return Promise.reject(error);
     }
     this.#inFlight++;
-    let pending: Promise<QueryResult>;
+    let pending: Promise<T>;
     try {
-      pending =
-        options === undefined
-          ? this.executor.execute(sql, params)
-          : this.executor.execute(sql, params, options);
+      pending = call();
     } catch (error) {
       this.#inFlight--;
       return Promise.reject(this.#failed(error));
     }
     return pending.then(
-      (result) => {
+      (result: T) => {
         this.#inFlight--;
         return result;
       },
