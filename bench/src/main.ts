@@ -4,6 +4,7 @@
  */
 import { runSuite, type Suite } from "./harness.js";
 import { commitLogSuite } from "./suites/commit-log.js";
+import { diffSuite } from "./suites/diff.js";
 import { engineSuite } from "./suites/engine.js";
 import { langgraphSuite } from "./suites/langgraph.js";
 import { largeFileSuite } from "./suites/large-file.js";
@@ -23,6 +24,7 @@ const SUITES: readonly Suite[] = [
   largeFileSuite,
   commitLogSuite,
   remoteSuite,
+  diffSuite,
 ];
 
 const names = process.argv.slice(2);

@@ -86,6 +86,7 @@ export type { VerifyProgress, VerifyReport } from "./run/verify.js";
 
 // The workspace a run carries.
 
+export type { WorkspaceChange } from "./workspace/diff.js";
 export type { Content } from "./workspace/files.js";
 export type { GarbageReport } from "./workspace/gc.js";
 export { MAX_DEPTH, MAX_PATH_BYTES, MAX_SEGMENT_BYTES, parsePath } from "./workspace/paths.js";

@@ -15,6 +15,7 @@ import { describe, expect, it } from "vitest";
 import { type Fixtures, failureOf, sameBytes } from "../fixtures.js";
 import { describeWorkspaceCopies } from "./workspace-copies.js";
 import { describeWorkspaceDeltas } from "./workspace-deltas.js";
+import { describeWorkspaceDiff } from "./workspace-diff.js";
 import { describeWorkspaceFaults } from "./workspace-faults.js";
 import {
   apply,
@@ -34,6 +35,7 @@ import {
   objectCounts,
   parseNode,
   query,
+  referenceApply,
   referenceDirectoryTreeId,
   referenceRootId,
   rowCounts,
@@ -738,35 +740,5 @@ export function describeWorkspace(fx: Fixtures): void {
   describeWorkspaceHistory(fx);
   describeWorkspaceDeltas(fx);
   describeWorkspaceCopies(fx);
-}
-
-/**
- * What an apply of `puts` and `deletes` must do to `model`, written from the
- * documented rules: no path named twice or inside another named path; a put
- * cannot replace a directory or go below a file; a delete needs something
- * there. Returns the codes a refusal may carry (more than one when the batch
- * breaks several rules at once), or none.
- */
-function referenceApply(model: Model, puts: string[], deletes: string[]): { codes: Set<string> } {
-  const codes = new Set<string>();
-  const named = [...puts, ...deletes];
-  for (let i = 0; i < named.length; i++) {
-    for (let j = i + 1; j < named.length; j++) {
-      const [x, y] = [named[i]!, named[j]!];
-      if (x === y || x.startsWith(`${y}/`) || y.startsWith(`${x}/`)) codes.add("path_conflict");
-    }
-  }
-  if (codes.size > 0) return { codes };
-  const isFile = (path: string) => model.has(path);
-  const isDirectory = (path: string) => [...model.keys()].some((k) => k.startsWith(`${path}/`));
-  const underFile = (path: string) => {
-    const segments = path.split("/");
-    return segments.slice(1).some((_, i) => isFile(segments.slice(0, i + 1).join("/")));
-  };
-  for (const path of puts) if (isDirectory(path) || underFile(path)) codes.add("path_conflict");
-  for (const path of deletes) {
-    if (underFile(path)) codes.add("path_conflict");
-    else if (!isFile(path) && !isDirectory(path)) codes.add("path_not_found");
-  }
-  return { codes };
+  describeWorkspaceDiff(fx);
 }

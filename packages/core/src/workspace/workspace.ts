@@ -10,6 +10,7 @@ import type { JsonObject } from "../port/json.js";
 import { keysetRows } from "../port/keyset.js";
 import { checkNames } from "../port/options.js";
 import type { CallbackScope, WriteScope } from "../transaction/scope.js";
+import { diffTrees, type WorkspaceChange } from "./diff.js";
 import { type Content, readFile, readFiles, storeFile, streamFile } from "./files.js";
 import { collectGarbage, type GarbageReport, pruneJournal } from "./gc.js";
 import { type DirectoryNode, INLINE_NODE_MAX, type Item, nodeBytes } from "./node.js";
@@ -24,13 +25,15 @@ import {
 import { parseDirectory, parsePath } from "./paths.js";
 import { applyPlan, type MissingRule, PLACEHOLDER, planEdits } from "./plan.js";
 import type { RootJournal } from "./publish.js";
-import { readHead } from "./roots.js";
+import { eventRoot, readHead } from "./roots.js";
 import {
   type CopySource,
   checkExpectations,
   type PathExpectation,
   planCopies,
   planExpectations,
+  type RootPoint,
+  rootPoint,
   sourceEntry,
   sourceRoot,
 } from "./sources.js";
@@ -230,6 +233,32 @@ export class WorkspaceReader {
       await loader.directory(start),
       segments.length === 0 ? "" : `${segments.join("/")}/`,
     );
+  }
+
+  /**
+   * The files that differ from one root to another, in path order: each
+   * side `{ root }` (an id) or `{ sequence }` (the root that event
+   * recorded). Subtrees whose ids are equal on both sides are not read.
+   * A side the run no longer holds is `root_not_found`.
+   */
+  async *diff(from: RootPoint, to: RootPoint): AsyncGenerator<WorkspaceChange> {
+    const sides = [rootPoint(from, "diff's from"), rootPoint(to, "diff's to")];
+    const loader = this.loader();
+    const [a, b] = [await this.#side(loader, sides[0]!), await this.#side(loader, sides[1]!)];
+    yield* diffTrees(loader, a, b);
+  }
+
+  async #side(loader: NodeLoader, at: RootPoint): Promise<DirectoryNode> {
+    if ("root" in at) return this.rootNode(loader, at.root);
+    const ref = await eventRoot(this.executor, at.sequence);
+    if (ref === undefined) {
+      throw new RunledgerError(
+        "root_not_found",
+        `event ${at.sequence} is not in the journal (never written, or pruned): diff roots the run still holds (see history())`,
+        { details: { sequence: at.sequence } },
+      );
+    }
+    return loader.root(ref.id, ref.node);
   }
 
   /** The roots in journal order: each event whose root differs from the one before it. */
