@@ -183,9 +183,46 @@ describe("inspect, log, ls, cat", SLOW, () => {
     const missing = runledger(["ls", demoFile, "nope"]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/^runledger: path_not_found: /);
+    // A root may be given by a unique prefix of 8 or more hex digits, as log prints 12.
+    const byPrefix = json(
+      runledger(["ls", demoFile, "--root", second.rootId.slice(0, 12), "--json"]),
+    );
+    expect(byPrefix.root).toBe(second.rootId);
     const badRoot = runledger(["ls", demoFile, "--root", "00", "--json"]);
-    expect(badRoot.code).toBe(1);
-    expect(json(badRoot).error.code).toBe("invalid_argument");
+    expect(badRoot.code).toBe(2);
+    expect(json(badRoot).error.code).toBe("usage");
+    const unknown = runledger(["ls", demoFile, "--root", "ffffffff0000", "--json"]);
+    expect(unknown.code).toBe(1);
+    expect(json(unknown).error.code).toBe("root_not_found");
+  });
+
+  it("diff lists the files added, removed and modified between two events, by sequence or by root", () => {
+    const events = json(runledger(["log", demoFile, "--json"])).events as {
+      sequence: number;
+      rootId: string;
+    }[];
+    const second = events[1]!;
+    const last = events.at(-1)!;
+    const forward = json(runledger(["diff", demoFile, "1", String(second.sequence), "--json"]));
+    expect(forward.changes.length).toBeGreaterThan(0);
+    for (const change of forward.changes) {
+      expect(change.change).toBe("added");
+      expect(change.path.startsWith("inputs/")).toBe(true);
+    }
+    const back = json(runledger(["diff", demoFile, second.rootId.slice(0, 10), "1", "--json"]));
+    expect(back.changes.map((c: { path: string }) => c.path)).toEqual(
+      forward.changes.map((c: { path: string }) => c.path),
+    );
+    expect(back.changes.every((c: { change: string }) => c.change === "removed")).toBe(true);
+    const plain = runledger(["diff", demoFile, "1", String(last.sequence)]);
+    expect(plain.code).toBe(0);
+    expect(plain.text).toMatch(/^A {2}inputs\//m);
+    expect(json(runledger(["diff", demoFile, last.rootId, last.rootId, "--json"])).changes).toEqual(
+      [],
+    );
+    const gone = runledger(["diff", demoFile, "999999", "1", "--json"]);
+    expect(gone.code).toBe(1);
+    expect(json(gone).error.code).toBe("root_not_found");
   });
 
   it("cat streams raw bytes, and --json carries them in base64", async () => {
@@ -452,10 +489,11 @@ describe("read commands never write", SLOW, () => {
     ["log", file],
     ["ls", file],
     ["cat", file, "report.md"],
+    ["diff", file, "1", "2"],
   ];
 
   for (const mode of ["wal", "delete"] as const) {
-    it(`inspect, verify, log, ls and cat leave a ${mode}-mode run's bytes and directory as found`, () => {
+    it(`inspect, verify, log, ls, cat and diff leave a ${mode}-mode run's bytes and directory as found`, () => {
       const file = copyOfDemo(mode);
       const home = join(file, "..");
       const before = sha256(file);

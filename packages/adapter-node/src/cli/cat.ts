@@ -4,6 +4,7 @@
  */
 import { Buffer } from "node:buffer";
 import { EXIT_OK, type Output, write } from "./output.js";
+import { resolveRoot } from "./roots.js";
 import { readRun } from "./store.js";
 
 /**
@@ -18,7 +19,10 @@ export async function cat(
 ): Promise<number> {
   await readRun(file, (lease) =>
     lease.read(async (r) => {
-      const root = options.root ?? (await r.workspace.currentRoot());
+      const root =
+        options.root === undefined
+          ? await r.workspace.currentRoot()
+          : await resolveRoot(r, options.root);
       // stat first: a missing path or a directory fails before any byte is written.
       const entry = await r.workspace.stat(path, { root });
       if (!output.json) {

@@ -2,6 +2,7 @@
  * `runledger ls`: one workspace directory at a root, like `ls -l`.
  */
 import { columns, EXIT_OK, type Output, report } from "./output.js";
+import { resolveRoot } from "./roots.js";
 import { readRun } from "./store.js";
 
 /** The entries of one workspace directory at a root (default: the current one). */
@@ -13,7 +14,10 @@ export async function ls(
 ): Promise<number> {
   const listing = await readRun(file, (lease) =>
     lease.read(async (r) => {
-      const root = options.root ?? (await r.workspace.currentRoot());
+      const root =
+        options.root === undefined
+          ? await r.workspace.currentRoot()
+          : await resolveRoot(r, options.root);
       return { root, entries: await r.workspace.list(directory, { root }) };
     }),
   );

@@ -7,6 +7,7 @@ import { createRequire } from "node:module";
 import { Command, CommanderError, InvalidArgumentError } from "commander";
 import { cat } from "./cat.js";
 import { demo } from "./demo.js";
+import { diff } from "./diff.js";
 import { fork } from "./fork.js";
 import { gc } from "./gc.js";
 import { inspect } from "./inspect.js";
@@ -95,6 +96,15 @@ function program(done: Done): Command {
       act({ file, ...flags, ...(dir === undefined ? {} : { path: dir }) }, (output) =>
         ls(file, dir, flags, output),
       ),
+    );
+  root
+    .command("diff")
+    .description("the files added (A), removed (D) and modified (M) between two points of a run")
+    .argument("<file>", "run file")
+    .argument("<from>", "a journal sequence, a root id, or a unique prefix of 8+ hex digits")
+    .argument("<to>", "the same, for the other side")
+    .action((file: string, from: string, to: string) =>
+      act({ file }, (output) => diff(file, from, to, output)),
     );
   root
     .command("cat")

@@ -82,6 +82,7 @@ export const ERROR_CODES = [
   "not_a_file",
   "not_a_directory",
   "root_not_found",
+  "root_ambiguous",
   "invalid_content",
   "fork_target_not_empty",
   "copy_source_not_found",
