@@ -372,6 +372,32 @@ describe("fork, gc, verify", SLOW, () => {
   });
 });
 
+describe("log of long records", SLOW, () => {
+  it("log cuts a long record at 200 characters and says how long it was; --full and --json print it whole", async () => {
+    const file = join(dir, "long-records.db");
+    const store = new RunStore({ driver: nodeDriver() });
+    try {
+      const lease = await store.open(file, { create: { workflowId: "cli", runId: "long" } });
+      await lease.transact(async (tx) => {
+        await tx.journal.append({ note: "short" });
+        await tx.journal.append({ blob: "x".repeat(50_000) });
+      });
+      await lease.release();
+    } finally {
+      await store.close();
+    }
+    const plain = runledger(["log", file]).text.trimEnd().split("\n");
+    expect(plain).toHaveLength(2);
+    expect(plain[0]).toContain('{"note":"short"}');
+    expect(plain[1]!.length).toBeLessThan(400);
+    expect(plain[1]).toContain("… (50,011 characters; --full prints it)");
+    const full = runledger(["log", file, "--full"]).text.trimEnd().split("\n");
+    expect(full[1]).toContain(`"${"x".repeat(50_000)}"`);
+    const asJson = json(runledger(["log", file, "--json"]));
+    expect(asJson.events[1].record.blob).toHaveLength(50_000);
+  });
+});
+
 describe("rm", SLOW, () => {
   it("deletes a run file and its side files, refuses what is not a run or is open elsewhere, and says so", () => {
     const target = join(dir, "rm.db");

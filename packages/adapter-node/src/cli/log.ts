@@ -12,12 +12,25 @@ const PAGE = 500;
 export interface LogOptions {
   readonly after?: number;
   readonly limit?: number;
+  /** Print every record whole (plain output shortens one longer than RECORD_MAX). */
+  readonly full?: boolean;
 }
 
-/** One event on one line: sequence, time, the root it recorded, its key, its record. */
-export function eventLine(event: JournalEvent): string {
+/** The characters of a record a plain line shows before it is cut (with --full, all). */
+export const RECORD_MAX = 200;
+
+/**
+ * One event on one line: sequence, time, the root it recorded, its key, its
+ * record — cut after RECORD_MAX characters, saying how long it was, unless `full`.
+ */
+export function eventLine(event: JournalEvent, full = false): string {
   const key = event.key === null ? "" : `  key ${event.key}`;
-  return `${String(event.sequence).padStart(4)}  ${iso(event.writtenAt)}  root ${short(event.rootId)}${key}  ${JSON.stringify(event.record)}`;
+  const text = JSON.stringify(event.record);
+  const record =
+    full || text.length <= RECORD_MAX
+      ? text
+      : `${text.slice(0, RECORD_MAX)}… (${text.length.toLocaleString("en-US")} characters; --full prints it)`;
+  return `${String(event.sequence).padStart(4)}  ${iso(event.writtenAt)}  root ${short(event.rootId)}${key}  ${record}`;
 }
 
 /**
@@ -41,7 +54,7 @@ export async function log(file: string, options: LogOptions, output: Output): Pr
           if (output.json) {
             await write(process.stdout, `${count === 0 ? "" : ","}\n    ${JSON.stringify(event)}`);
           } else {
-            await write(process.stdout, `${eventLine(event)}\n`);
+            await write(process.stdout, `${eventLine(event, options.full === true)}\n`);
           }
           count++;
         }

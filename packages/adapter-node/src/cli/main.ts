@@ -83,6 +83,7 @@ function program(done: Done): Command {
     .argument("<file>", "run file")
     .option("--after <n>", "only events after sequence n", whole(0))
     .option("--limit <n>", "at most n events", whole(0))
+    .option("--full", "print long records whole (plain output cuts them at 200 characters)")
     .action((file: string, flags: LogOptions) =>
       act({ file }, (output) => log(file, flags, output)),
     );
