@@ -29,7 +29,8 @@ export function progress(label: string): Progress {
       const bar = `${"\u2588".repeat(filled)}${"\u2591".repeat(WIDTH - filled)}`;
       if (!drawn) stream.write("\x1b[?25l");
       clear();
-      stream.write(`${label} ${phase} [${bar}] ${done}/${total}`);
+      const amount = phase === "bytes" ? `${mib(done)}/${mib(total)} MiB` : `${done}/${total}`;
+      stream.write(`${label} ${phase} [${bar}] ${amount}`);
       drawn = true;
     },
     stop() {
@@ -39,4 +40,8 @@ export function progress(label: string): Progress {
       drawn = false;
     },
   };
+}
+
+function mib(bytes: number): string {
+  return (bytes / (1024 * 1024)).toFixed(1);
 }

@@ -653,6 +653,37 @@ export function describeRunJournal(fx: Fixtures): void {
       expect(report.counts).toMatchObject({ events: 5, objects: 1, roots: 1 });
     });
 
+    it("reports its progress in bytes, moving inside a large file, then in roots", async () => {
+      const lease = await openRun(fx, fx.location());
+      const large = new Uint8Array(CHUNK_SIZE * 6 + 17).map((_, i) => (i * 31) % 251);
+      await lease.transact((tx) =>
+        tx.workspace.apply({ put: { "big.bin": large, "small.txt": "s".repeat(400) } }),
+      );
+      const calls: [string, number, number][] = [];
+      const report = await lease.verify({
+        progress: (step, done, total) => calls.push([step, done, total]),
+      });
+      expect(report.ok).toBe(true);
+      const bytes = calls.filter(([step]) => step === "bytes");
+      const total = bytes[0]![2];
+      expect(total).toBeGreaterThanOrEqual(large.length);
+      expect(bytes.every(([, , t]) => t === total)).toBe(true);
+      for (let i = 1; i < bytes.length; i++)
+        expect(bytes[i]![1]).toBeGreaterThanOrEqual(bytes[i - 1]![1]);
+      expect(bytes.at(-1)![1]).toBe(total);
+      // Inside the large file: a call per piece, strictly between its start and its end.
+      const inside = new Set(
+        bytes.map(([, done]) => done).filter((done) => done > 0 && done < total),
+      );
+      expect(inside.size).toBeGreaterThanOrEqual(6);
+      const roots = calls.filter(([step]) => step === "roots");
+      expect(roots.at(-1)![1]).toBe(roots.at(-1)![2]);
+      // The roots come after every byte.
+      expect(calls.findIndex(([step]) => step === "roots")).toBeGreaterThan(
+        calls.findLastIndex(([step]) => step === "bytes"),
+      );
+    });
+
     /** A healthy run with two roots besides the empty one, closed, then changed behind core's back. */
     const tampered = async (statements: (roots: string[]) => string[]) => {
       const location = fx.location();

@@ -73,6 +73,11 @@ export interface VerifyReport {
   };
 }
 
+/**
+ * Told how far verify is, often: `"bytes"` while it re-hashes the stored
+ * objects (done and total in bytes, moving inside a large file too), then
+ * `"roots"` while it walks the retained roots (done and total in roots).
+ */
 export type VerifyProgress = (step: string, done: number, total: number) => void;
 
 export async function verifyRun(
@@ -116,17 +121,22 @@ export async function verifyRun(
   }
   await checkChain(reader, hash, problems);
 
-  // Every object's content against its address.
-  const total = Number(
-    (await reader.execute("SELECT count(*) AS n FROM workspace_object")).rows[0]!.n,
-  );
+  // Every object's content against its address; progress in bytes, so a large file moves it too.
+  const sizes = (
+    await reader.execute(
+      "SELECT count(*) AS n, coalesce(sum(size), 0) AS bytes FROM workspace_object",
+    )
+  ).rows[0]!;
+  const totalBytes = Number(sizes.bytes);
+  let bytes = 0;
   let objects = 0;
   let chunks = 0;
   // Each delta usually lies onto the row before it: rebuilt once, not once per chain it ends.
   const rebuilt = new RebuiltNodes();
   for await (const row of objectRows(reader)) {
-    progress?.("objects", objects, total);
+    progress?.("bytes", bytes, totalBytes);
     objects++;
+    bytes += Number(row.size);
     const id = row.id as Uint8Array;
     const data = row.data as Uint8Array;
     const kind = Number(row.kind);
@@ -145,9 +155,12 @@ export async function verifyRun(
       }
       continue;
     }
-    chunks += await checkLargeFile(reader, hash, id, Number(row.size), data, problems);
+    const before = bytes - Number(row.size);
+    chunks += await checkLargeFile(reader, hash, id, Number(row.size), data, problems, (done) =>
+      progress?.("bytes", before + done, totalBytes),
+    );
   }
-  progress?.("objects", objects, total);
+  progress?.("bytes", bytes, totalBytes);
   for (const row of (await reader.execute(REPEATED_IDS)).rows) {
     problems.push(`object ${String(row.id)}: stored ${String(row.n)} times (an id is stored once)`);
   }
@@ -230,6 +243,7 @@ async function checkLargeFile(
   size: number,
   list: Uint8Array,
   problems: string[],
+  read?: (bytes: number) => void,
 ): Promise<number> {
   const running = hash.createSha256();
   let stored = 0;
@@ -245,6 +259,7 @@ async function checkLargeFile(
     running.update(data);
     stored += data.length;
     pieces++;
+    read?.(stored);
     if (toHex(running.copy().digest()) !== toHex(key)) {
       problems.push(`file ${toHex(id)}: piece ${at / 32} is not at the address its bytes give`);
       return pieces;
