@@ -14,6 +14,7 @@
 import { sameBytes, toHex } from "../port/hash.js";
 import { compareNames, type DirectoryNode, type Item } from "./node.js";
 import type { NodeLoader } from "./objects.js";
+import { entries } from "./trees.js";
 
 /** A file as one side of a change shows it. */
 export interface DiffFile {
@@ -108,13 +109,8 @@ async function* every(
       : { path, change, before: file(item) };
     return;
   }
-  const cursor = new Cursor(loader, await loader.directory(item));
-  for (;;) {
-    await cursor.settle();
-    const entry = cursor.head;
-    if (entry === undefined) return;
+  for await (const entry of entries(loader, await loader.directory(item))) {
     yield* every(loader, entry, `${path}/`, change);
-    cursor.next();
   }
 }
 
@@ -132,7 +128,7 @@ class Cursor {
     this.#stack = [{ items: top.items, index: 0, level: top.level }];
   }
 
-  /** The item at the head (an entry once settled), or undefined at the end. */
+  /** The item at the head (an entry once aligned), or undefined at the end. */
   get head(): Item | undefined {
     this.#popEmpty();
     const run = this.#stack.at(-1);
@@ -149,11 +145,6 @@ class Cursor {
     this.#popEmpty();
     const run = this.#stack.at(-1);
     if (run !== undefined) run.index++;
-  }
-
-  /** Reads child nodes at the head until the head is an entry (or the end). */
-  async settle(): Promise<void> {
-    while (this.level > 0 && this.head !== undefined) await this.#expand();
   }
 
   /**

@@ -90,31 +90,44 @@ export function rootPoint(at: unknown, where: string): RootPoint | undefined {
   );
 }
 
+/** The top node of a root of the run, by id or by event; `root_not_found` when the run no longer has it. */
+export async function rootAt(
+  executor: Executor,
+  loader: NodeLoader,
+  at: RootPoint,
+): Promise<DirectoryNode> {
+  if ("root" in at) return loader.loadRoot(fromHex(at.root), at.root);
+  const ref = await eventRoot(executor, at.sequence);
+  if (ref === undefined) {
+    throw new RunledgerError(
+      "root_not_found",
+      `event ${at.sequence} is not in the journal (never written, or pruned); name a root the run still holds (history() lists them)`,
+      { details: { sequence: at.sequence } },
+    );
+  }
+  return loader.root(ref.id, ref.node);
+}
+
 /** The top node of a root a copy names; `copy_source_not_found` when the run no longer has it. */
 export async function sourceRoot(
   executor: Executor,
   loader: NodeLoader,
   at: RootPoint,
 ): Promise<DirectoryNode> {
-  if ("sequence" in at) {
-    const ref = await eventRoot(executor, at.sequence);
-    if (ref === undefined) {
+  try {
+    return await rootAt(executor, loader, at);
+  } catch (error) {
+    if (!isRunledgerError(error, "root_not_found")) throw error;
+    if ("sequence" in at) {
       throw sourceNotFound(
         `event ${at.sequence} is not in the journal (never written, or pruned)`,
         { sequence: at.sequence },
+        error,
       );
     }
-    return loader.root(ref.id, ref.node);
-  }
-  try {
-    return await loader.loadRoot(fromHex(at.root), at.root);
-  } catch (error) {
-    if (!isRunledgerError(error, "root_not_found")) throw error;
     throw sourceNotFound(
       `the run has no root ${at.root} (never written, or collected)`,
-      {
-        root: at.root,
-      },
+      { root: at.root },
       error,
     );
   }

@@ -25,7 +25,7 @@ import {
 import { parseDirectory, parsePath } from "./paths.js";
 import { applyPlan, type MissingRule, PLACEHOLDER, planEdits } from "./plan.js";
 import type { RootJournal } from "./publish.js";
-import { eventRoot, readHead } from "./roots.js";
+import { readHead } from "./roots.js";
 import {
   type CopySource,
   checkExpectations,
@@ -33,6 +33,7 @@ import {
   planCopies,
   planExpectations,
   type RootPoint,
+  rootAt,
   rootPoint,
   sourceEntry,
   sourceRoot,
@@ -244,21 +245,11 @@ export class WorkspaceReader {
   async *diff(from: RootPoint, to: RootPoint): AsyncGenerator<WorkspaceChange> {
     const sides = [rootPoint(from, "diff's from"), rootPoint(to, "diff's to")];
     const loader = this.loader();
-    const [a, b] = [await this.#side(loader, sides[0]!), await this.#side(loader, sides[1]!)];
+    const [a, b] = [
+      await rootAt(this.executor, loader, sides[0]!),
+      await rootAt(this.executor, loader, sides[1]!),
+    ];
     yield* diffTrees(loader, a, b);
-  }
-
-  async #side(loader: NodeLoader, at: RootPoint): Promise<DirectoryNode> {
-    if ("root" in at) return this.rootNode(loader, at.root);
-    const ref = await eventRoot(this.executor, at.sequence);
-    if (ref === undefined) {
-      throw new RunledgerError(
-        "root_not_found",
-        `event ${at.sequence} is not in the journal (never written, or pruned): diff roots the run still holds (see history())`,
-        { details: { sequence: at.sequence } },
-      );
-    }
-    return loader.root(ref.id, ref.node);
   }
 
   /** The roots in journal order: each event whose root differs from the one before it. */
