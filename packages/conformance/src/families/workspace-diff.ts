@@ -203,8 +203,9 @@ export function describeWorkspaceDiff(fx: Fixtures): void {
       expect(await codeOf(consume({ root: sha256Hex("no such root") }, { sequence: 2 }))).toBe(
         "root_not_found",
       );
-      for (const bad of [{ root: "ABC" }, { sequence: 0 }, { at: 1 }, {}, null, 3]) {
+      for (const bad of [{ root: "ABC" }, { sequence: 0 }, { at: 1 }, {}, null, 3, undefined]) {
         expect(await codeOf(consume(bad, { sequence: 2 }))).toBe("invalid_argument");
+        expect(await codeOf(consume({ sequence: 2 }, bad))).toBe("invalid_argument");
       }
     });
   });

@@ -243,7 +243,7 @@ export class WorkspaceReader {
    * A side the run no longer holds is `root_not_found`.
    */
   async *diff(from: RootPoint, to: RootPoint): AsyncGenerator<WorkspaceChange> {
-    const sides = [rootPoint(from, "diff's from"), rootPoint(to, "diff's to")];
+    const sides = [side(from, "diff's from"), side(to, "diff's to")];
     const loader = this.loader();
     const [a, b] = [
       await rootAt(this.executor, loader, sides[0]!),
@@ -305,6 +305,18 @@ export class WorkspaceReader {
   async #file(path: string, options: AtRoot): Promise<Item> {
     return fileItem(await this.#resolve(parsePath(path), options), path);
   }
+}
+
+/** A side of a diff: a RootPoint, which unlike a copy's `at` has no default. */
+function side(at: unknown, where: string): RootPoint {
+  const point = rootPoint(at, where);
+  if (point === undefined) {
+    throw new RunledgerError(
+      "invalid_argument",
+      `${where} is { root: <64 hex> } or { sequence: <a whole number >= 1> }; got nothing`,
+    );
+  }
+  return point;
 }
 
 /** The entry at `segments` below the directory node `top`, or undefined. */
