@@ -155,8 +155,11 @@ export class RemoteTransaction implements DriverTransaction {
       }
       // A lost connection leaves nothing of ours open on the server: the rollback has nothing to
       // undo (core tells the caller the commit's outcome is unknown: commit_unknown).
-      const failed = batch[failedIndex(error, batch.length)] ?? "COMMIT";
-      throw this.#failure(error, "commit failed", typeof failed === "string" ? failed : failed.sql);
+      throw this.#failure(
+        error,
+        "commit failed",
+        sqlOf(batch[failedIndex(error, batch.length)] ?? "COMMIT"),
+      );
     }
   }
 
@@ -202,9 +205,7 @@ export class RemoteTransaction implements DriverTransaction {
         return statement === undefined ? undefined : results.at(-1);
       } catch (error) {
         const index = failedIndex(error, batch.length);
-        const failed = batch[index]!;
-        const sql = typeof failed === "string" ? failed : failed.sql;
-        const translated = this.#failure(error, doing, sql);
+        const translated = this.#failure(error, doing, sqlOf(batch[index]!));
         // A held-back statement's failure reaches a caller that did not make it: the
         // transaction ends here, and is never committed.
         if (statement === undefined || index < batch.length - 1) this.#ended = true;
@@ -235,6 +236,11 @@ export class RemoteTransaction implements DriverTransaction {
       );
     }
   }
+}
+
+/** A statement's SQL text. */
+function sqlOf(statement: InStatement): string {
+  return typeof statement === "string" ? statement : statement.sql;
 }
 
 /** A held-back statement that writes (not a bare SAVEPOINT or RELEASE). */

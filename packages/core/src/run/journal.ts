@@ -296,9 +296,8 @@ export class JournalWriter extends JournalReader {
     } catch (error) {
       // The key index refused the row; or the lifecycle did, which a retry of
       // an append that landed before the run stopped does not hear: it gets that event.
-      if (!(error instanceof KeyTaken || isRunledgerError(error, "run_finished"))) {
-        if (!isRunledgerError(error, "run_not_running")) throw error;
-      }
+      const lifecycle = isRunledgerError(error) && LIFECYCLE_REFUSALS.has(error.code);
+      if (!(error instanceof KeyTaken || lifecycle)) throw error;
       refusal = error;
     }
     const first = (await this.executor.execute(BY_KEY, [key])).rows[0];
@@ -511,6 +510,9 @@ export class JournalWriter extends JournalReader {
 
 /** A keyed append's row refused by the key index: the key names an event already (#appendKeyed). */
 class KeyTaken extends Error {}
+
+/** The lifecycle's refusals of an append (lifecycle.ts), after which a repeated key still reads its event. */
+const LIFECYCLE_REFUSALS: ReadonlySet<string> = new Set(["run_finished", "run_not_running"]);
 
 /**
  * Undefined when a guessed append failed on a trigger — a stale sequence (the

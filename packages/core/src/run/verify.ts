@@ -122,12 +122,10 @@ export async function verifyRun(
   await checkChain(reader, hash, problems);
 
   // Every object's content against its address; progress in bytes, so a large file moves it too.
-  const sizes = (
-    await reader.execute(
-      "SELECT count(*) AS n, coalesce(sum(size), 0) AS bytes FROM workspace_object",
-    )
-  ).rows[0]!;
-  const totalBytes = Number(sizes.bytes);
+  const totalBytes = Number(
+    (await reader.execute("SELECT coalesce(sum(size), 0) AS bytes FROM workspace_object")).rows[0]!
+      .bytes,
+  );
   let bytes = 0;
   let objects = 0;
   let chunks = 0;
@@ -135,6 +133,7 @@ export async function verifyRun(
   const rebuilt = new RebuiltNodes();
   for await (const row of objectRows(reader)) {
     progress?.("bytes", bytes, totalBytes);
+    const start = bytes;
     objects++;
     bytes += Number(row.size);
     const id = row.id as Uint8Array;
@@ -155,9 +154,8 @@ export async function verifyRun(
       }
       continue;
     }
-    const before = bytes - Number(row.size);
     chunks += await checkLargeFile(reader, hash, id, Number(row.size), data, problems, (done) =>
-      progress?.("bytes", before + done, totalBytes),
+      progress?.("bytes", start + done, totalBytes),
     );
   }
   progress?.("bytes", bytes, totalBytes);
