@@ -5,7 +5,7 @@
  * had to read) and how long it took, against walking both roots whole.
  */
 import { nodeDriver } from "@runledger/adapter-node";
-import { RunStore } from "@runledger/core";
+import { type RunSnapshot, RunStore } from "@runledger/core";
 import { median, type Suite, type SuiteContext, type Table } from "../harness.js";
 import { type Recording, recordingDriver } from "../replay.js";
 
@@ -40,16 +40,22 @@ async function build(context: SuiteContext, files: number): Promise<Built> {
   }
 }
 
-/** One cold pass of `body` (a new store, so a cold node cache): its node reads and milliseconds. */
+/**
+ * One cold pass of `body` over the run in `file` (a new store, so a cold node
+ * cache; the open is timed too): its node reads, milliseconds and answer.
+ */
 async function cold(
-  body: (store: RunStore) => Promise<number>,
+  file: string,
+  body: (r: RunSnapshot) => Promise<number>,
 ): Promise<{ reads: number; ms: number; found: number }> {
   const recording: Recording = { connections: [] };
   const store = new RunStore({ driver: recordingDriver(nodeDriver(), recording) });
   try {
     const started = performance.now();
-    const found = await body(store);
+    const lease = await store.open(file);
+    const found = await lease.read(body);
     const ms = performance.now() - started;
+    await lease.release();
     const reads = recording.connections
       .flat()
       .filter((call) => call.kind === "statement" && call.sql.includes("workspace_object")).length;
@@ -73,34 +79,21 @@ export const diffSuite: Suite = {
       const walks = [];
       for (let i = 0; i < runs; i++) {
         diffs.push(
-          await cold(async (store) => {
-            const lease = await store.open(built.file);
-            const n = await lease.read(async (r) => {
-              let changes = 0;
-              for await (const _ of r.workspace.diff(
-                { root: built.before },
-                { root: built.after },
-              )) {
-                changes++;
-              }
-              return changes;
-            });
-            await lease.release();
-            return n;
+          await cold(built.file, async (r) => {
+            let changes = 0;
+            for await (const _ of r.workspace.diff({ root: built.before }, { root: built.after })) {
+              changes++;
+            }
+            return changes;
           }),
         );
         walks.push(
-          await cold(async (store) => {
-            const lease = await store.open(built.file);
-            const n = await lease.read(async (r) => {
-              let seen = 0;
-              for (const root of [built.before, built.after]) {
-                for await (const _ of r.workspace.walk("", { root })) seen++;
-              }
-              return seen;
-            });
-            await lease.release();
-            return n;
+          await cold(built.file, async (r) => {
+            let seen = 0;
+            for (const root of [built.before, built.after]) {
+              for await (const _ of r.workspace.walk("", { root })) seen++;
+            }
+            return seen;
           }),
         );
       }
