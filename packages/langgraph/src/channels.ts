@@ -18,12 +18,6 @@ export type ChannelEntry =
   | { readonly file: string; readonly type: string }
   | { readonly dir: string; readonly list: number };
 
-/** One serialized list element as stored: its file name and bytes. */
-export interface StoredElement {
-  readonly name: string;
-  readonly bytes: Uint8Array;
-}
-
 const SEGMENT_MAX = 200;
 
 export function segment(name: string): string {
@@ -33,16 +27,6 @@ export function segment(name: string): string {
 
 export function scalarFile(channel: string, type: string): string {
   return `${segment(channel)}.${segment(type)}`;
-}
-
-export function elementName(index: number, type: string): string {
-  return `${String(index).padStart(8, "0")}.${segment(type)}`;
-}
-
-/** An element file's index and serializer type. */
-export function parseElement(name: string): { index: number; type: string } {
-  const dot = name.indexOf(".");
-  return { index: Number(name.slice(0, dot)), type: decodeURIComponent(name.slice(dot + 1)) };
 }
 
 export function channelPath(entry: ChannelEntry): string {

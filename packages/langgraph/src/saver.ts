@@ -37,15 +37,13 @@ import {
   CHANNELS,
   type ChannelEntry,
   channelPath,
-  elementName,
-  parseElement,
-  type StoredElement,
   sameBytes,
   scalarFile,
   segment,
 } from "./channels.js";
 import { checkpointKey, checkpointPrefix, writeKey, writesPrefix } from "./keys.js";
 import { threadLocation } from "./location.js";
+import { type Page, packPage, pagesOf, type StoredElement, unpackPage } from "./pages.js";
 import { catalogThreads } from "./threads.js";
 import { fromRecord, type StoredValue, toRecord } from "./values.js";
 
@@ -97,13 +95,10 @@ interface WriteRecord {
 /** A value about to be stored: serialized bytes, or a list's serialized elements. */
 type Prepared =
   | { readonly kind: "scalar"; readonly type: string; readonly bytes: Uint8Array }
-  | { readonly kind: "list"; readonly elements: readonly { type: string; bytes: Uint8Array }[] };
+  | { readonly kind: "list"; readonly elements: StoredElement[] };
 
 /** A stored value's serializer type and bytes. */
-interface ScalarBytes {
-  readonly type: string;
-  readonly bytes: Uint8Array;
-}
+type ScalarBytes = StoredElement;
 
 /** A checkpoint read raw inside a snapshot, deserialized outside it. */
 interface RawTuple {
@@ -473,33 +468,28 @@ export class RunledgerSaver extends BaseCheckpointSaver {
       }
       const dir = segment(channel);
       const old = base[channel];
-      const stored: StoredElement[] = prepared.elements.map(({ type, bytes }, i) => ({
-        name: elementName(i, type),
-        bytes,
-      }));
-      let previous: StoredElement[] = [];
+      const stored = prepared.elements;
+      let previous: readonly StoredElement[] = [];
       if (fromParent && old !== undefined && "dir" in old && old.dir === dir) {
         const known = parentContents?.get(channel);
         previous = Array.isArray(known)
           ? known
-          : await readElements(tx, `${CHANNELS}/${dir}`, parent!.rootId);
+          : await readElements(tx, `${CHANNELS}/${dir}`, old.list, parent!.rootId);
       } else if (old !== undefined && "dir" in old) {
         remove.push(channelPath(old));
       }
-      const names = new Set(stored.map((element) => element.name));
-      for (const [i, element] of stored.entries()) {
-        const was = previous[i];
-        if (
-          was !== undefined &&
-          was.name === element.name &&
-          (was.bytes === element.bytes || sameBytes(was.bytes, element.bytes))
-        ) {
-          continue;
-        }
-        put[`${CHANNELS}/${dir}/${element.name}`] = element.bytes;
+      // Page by page: a page of the parent's with the same elements keeps its file.
+      const before = new Set(pagesOf(previous.length).map((page) => page.name));
+      const after = pagesOf(stored.length);
+      for (const page of after) {
+        if (before.has(page.name) && samePage(previous, stored, page)) continue;
+        put[`${CHANNELS}/${dir}/${page.name}`] = packPage(
+          stored.slice(page.start, page.start + page.count),
+        );
       }
-      for (const was of previous) {
-        if (!names.has(was.name)) remove.push(`${CHANNELS}/${dir}/${was.name}`);
+      const kept = new Set(after.map((page) => page.name));
+      for (const name of before) {
+        if (!kept.has(name)) remove.push(`${CHANNELS}/${dir}/${name}`);
       }
       channels[channel] = { dir, list: stored.length };
       elements.set(channel, stored);
@@ -568,11 +558,10 @@ export class RunledgerSaver extends BaseCheckpointSaver {
    * again in a child checkpoint does not serialize it again.
    */
   async #loadList(stored: readonly StoredElement[]): Promise<unknown[]> {
-    const types = stored.map((element) => parseElement(element.name).type);
+    const types = stored.map((element) => element.type);
     let list: unknown[];
     if (this.serde instanceof JsonPlusSerializer && types.every((type) => type === "json")) {
-      const text = `[${stored.map((element) => textDecoder.decode(element.bytes)).join(",")}]`;
-      list = (await this.serde.loadsTyped("json", text)) as unknown[];
+      list = (await this.serde.loadsTyped("json", jsonArray(stored))) as unknown[];
     } else {
       list = [];
       for (const [i, element] of stored.entries()) {
@@ -658,6 +647,22 @@ export class RunledgerSaver extends BaseCheckpointSaver {
 
 const textDecoder = new TextDecoder();
 
+/** The text of a JSON array of elements that are JSON texts: one decoding of their bytes, comma-joined. */
+function jsonArray(elements: readonly StoredElement[]): string {
+  let size = 1 + elements.length;
+  for (const element of elements) size += element.bytes.length;
+  const bytes = new Uint8Array(Math.max(size, 2));
+  bytes[0] = 0x5b; // [
+  let at = 1;
+  for (const [i, element] of elements.entries()) {
+    if (i > 0) bytes[at++] = 0x2c; // ,
+    bytes.set(element.bytes, at);
+    at += element.bytes.length;
+  }
+  bytes[at] = 0x5d; // ]
+  return textDecoder.decode(bytes);
+}
+
 /** How long deleteThread waits for this process's closed connections to let go of a file. */
 const REMOVE_PATIENCE_MS = 3000;
 
@@ -697,7 +702,7 @@ async function readRaw(
   const values = cached?.channels ?? new Map<string, ScalarBytes | StoredElement[]>();
   for (const [channel, entry] of cached === undefined ? Object.entries(record.channels) : []) {
     if ("dir" in entry) {
-      values.set(channel, await readElements(r, channelPath(entry), event.rootId));
+      values.set(channel, await readElements(r, channelPath(entry), entry.list, event.rootId));
     } else {
       const bytes = await r.workspace.read(channelPath(entry), { root: event.rootId });
       values.set(channel, { type: entry.type, bytes });
@@ -724,17 +729,30 @@ async function readWrites(
   return out;
 }
 
+/** A list's elements at a root: its pages, read together and unpacked. */
 async function readElements(
   r: RunSnapshot | RunTransaction,
   dir: string,
+  length: number,
   root: string,
 ): Promise<StoredElement[]> {
-  const entries = await r.workspace.list(dir, { root });
+  const pages = pagesOf(length);
   const contents = await r.workspace.readMany(
-    entries.map((entry) => entry.path),
+    pages.map((page) => `${dir}/${page.name}`),
     { root },
   );
-  return entries.map((entry, i) => ({ name: entry.name, bytes: contents[i]! }));
+  return pages.flatMap((page, i) => unpackPage(contents[i]!, page.count, `${dir}/${page.name}`));
+}
+
+/** Whether a page holds the same elements in two lists (the same bytes, often the very same array). */
+function samePage(a: readonly StoredElement[], b: readonly StoredElement[], page: Page): boolean {
+  for (let i = page.start; i < page.start + page.count; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (x === undefined || y === undefined || x.type !== y.type) return false;
+    if (x.bytes !== y.bytes && !sameBytes(x.bytes, y.bytes)) return false;
+  }
+  return true;
 }
 
 function sortWrites(writes: readonly WriteRecord[]): WriteRecord[] {
