@@ -33,6 +33,7 @@ import {
   type RunStore,
   type RunTransaction,
 } from "@runledger/core";
+import { WriteBatch } from "./batch.js";
 import {
   CHANNELS,
   type ChannelEntry,
@@ -134,6 +135,7 @@ export class RunledgerSaver extends BaseCheckpointSaver {
   readonly directory: string;
   readonly workflowId: string;
   readonly #leases = new Map<string, Promise<RunLease>>();
+  readonly #batches = new WeakMap<RunLease, WriteBatch>();
   /**
    * The stored bytes of recent checkpoints, by thread, namespace and id: a
    * child diffs its lists against its parent's without reading them, and a
@@ -258,7 +260,7 @@ export class RunledgerSaver extends BaseCheckpointSaver {
     const storedMetadata = await toRecord(this.serde, metadata);
     const { channel_values: _values, ...skeleton } = checkpoint;
     const lease = await this.#lease(threadId, true);
-    const result = await lease.transact(async (tx) => {
+    const result = await this.#batch(lease).write(async (tx) => {
       const key = checkpointKey(ns, checkpoint.id);
       // A parent put by this saver is known without a read: its event never changes.
       const parent: ParentEvent | undefined =
@@ -331,7 +333,7 @@ export class RunledgerSaver extends BaseCheckpointSaver {
       ]);
     }
     const lease = await this.#lease(threadId, true);
-    await lease.transact(async (tx) => {
+    await this.#batch(lease).write(async (tx) => {
       for (const [key, record] of records) {
         // Insert or ignore: a write already stored under its key stays as it was
         // (the same record is returned by append; another one is refused, and kept out).
@@ -362,6 +364,16 @@ export class RunledgerSaver extends BaseCheckpointSaver {
     this.#leases.clear();
     this.#contents.clear();
     for (const lease of leases) await (await lease.catch(() => undefined))?.release();
+  }
+
+  /** The write batch of a thread's lease (one per lease). */
+  #batch(lease: RunLease): WriteBatch {
+    let batch = this.#batches.get(lease);
+    if (batch === undefined) {
+      batch = new WriteBatch(lease);
+      this.#batches.set(lease, batch);
+    }
+    return batch;
   }
 
   async #lease(threadId: string, create: boolean, location = this.location(threadId)) {
