@@ -21,6 +21,7 @@ import {
   time,
 } from "../harness.js";
 import { addMastraStep, newMastraSnapshot } from "../mastra.js";
+import { type RawShape, rawSteps } from "../raw-remote.js";
 
 type Workload = "append" | "step";
 type Where = "file" | "http" | "ws";
@@ -65,13 +66,34 @@ export const remoteSuite: Suite = {
           });
         },
       });
+      const raw = (where: "ws" | "http", shape: RawShape): Contender => ({
+        label: `raw ${where} step, ${shape === "one" ? "1 request" : "2 requests"}`,
+        async run() {
+          const n = count(where, "step");
+          const url = locationFor(where, "");
+          await server.createNamespace(new URL(url).hostname.split(".")[0] as string);
+          const steps = await rawSteps(url, shape);
+          try {
+            return await time(n, async () => {
+              for (let i = 0; i < n; i++) await steps.step(i);
+            });
+          } finally {
+            steps.close();
+          }
+        },
+      });
       const rows: string[][] = [];
       const samples: Record<string, Sample[]> = {};
       for (const workload of ["append", "step"] as const) {
         const contenders = (["file", "ws", "http"] as const).map((where) =>
           contender(where, workload),
         );
-        if (workload === "step") contenders.push(mastra("ws"), mastra("http"));
+        if (workload === "step") {
+          contenders.push(mastra("ws"), mastra("http"));
+          for (const where of ["ws", "http"] as const) {
+            contenders.push(raw(where, "one"), raw(where, "two"));
+          }
+        }
         const measured = await interleave(context, contenders, {
           runs: context.quick ? 1 : Math.min(context.runs, 3),
         });
@@ -91,7 +113,8 @@ export const remoteSuite: Suite = {
         notes: [
           "adapter-libsql (libsqlDriver) for all three; local file: WAL, synchronous=NORMAL; server: sqld 0.24.32 on 127.0.0.1 (its own durability settings), one namespace per run",
           "append: lease.transact(tx => tx.journal.append(record)); step: lease.transact(tx => tx.workspace.apply({ put: one ~40-byte file }, { event }))",
-          "over http every statement of a transaction is a request of its own; ws keeps one connection; a remote write transaction adds one round trip to take the lock as it begins",
+          "a runledger step is 2 requests (BEGIN with its savepoint and event, whose answer core reads; then the new tree nodes, the release and COMMIT); an append 2; over http each request is an HTTP request, ws keeps one connection",
+          "raw: @libsql/client itself, a ~200 B node row and a journal-sized event row in one write transaction: '1 request' = client.batch([...], 'write'); '2 requests' = the event in a transaction's first request, then the node with COMMIT",
         ],
         tables: [
           {
