@@ -399,7 +399,7 @@ describe("refusals", SLOW, () => {
     });
   });
 
-  it("at the start: no run at the path, a port in use, --catalog on a file, a port out of range", async () => {
+  it("at the start: no run at the path, a port in use, --catalog on a file, a catalog missing or no catalog, a port out of range", async () => {
     const missing = join(dir, "missing.db");
     const absent = runledger(["serve", missing, "--port", "0"]);
     expect([absent.code, absent.stderr]).toStrictEqual([
@@ -434,6 +434,20 @@ describe("refusals", SLOW, () => {
       2,
       expect.stringMatching(/^runledger: usage: --catalog/),
     ]);
+    const noCatalog = join(dir, "nowhere.catalog");
+    const withoutCatalog = runledger(["serve", demoDir, "--catalog", noCatalog, "--port", "0"]);
+    expect([withoutCatalog.code, withoutCatalog.stderr]).toStrictEqual([
+      1,
+      expect.stringMatching(/^runledger: not_found: /),
+    ]);
+    expect(() => readFileSync(noCatalog)).toThrow();
+    const before = snapshot(demoDir);
+    const runAsCatalog = runledger(["serve", demoDir, "--catalog", demoFile, "--port", "0"]);
+    expect([runAsCatalog.code, runAsCatalog.stderr]).toStrictEqual([
+      1,
+      expect.stringMatching(/^runledger: foreign_database: /),
+    ]);
+    expect(snapshot(demoDir)).toStrictEqual(before);
     const range = runledger(["serve", demoFile, "--port", "70000"]);
     expect([range.code, range.stderr]).toStrictEqual([
       2,

@@ -168,7 +168,8 @@ function program(done: Done): Command {
       "list a directory's runs through this run catalog, not by opening each file",
     )
     .action((path: string, flags: ServeOptions) =>
-      act({ file: path }, (output) => serve(path, flags, output)),
+      // At the start the file that fails is the catalog when one is given.
+      act({ file: flags.catalog ?? path }, (output) => serve(path, flags, output)),
     );
   return root;
 }

@@ -5,7 +5,7 @@
  * writing shows its newest commits on the next request.
  */
 import type { ServerResponse } from "node:http";
-import type { RunSnapshot, WorkspaceChange } from "@runledger/core";
+import type { RunLease, RunSnapshot, WorkspaceChange } from "@runledger/core";
 import { forOperator, type Invocation } from "../operator.js";
 import { resolvePoint, resolveRoot } from "../roots.js";
 import { readRun } from "../store.js";
@@ -32,18 +32,30 @@ export const DIFF_MAX = 2_000;
 /** Sequences (and `before`) are safe integers. */
 const SEQUENCE_MAX = Number.MAX_SAFE_INTEGER;
 
-/** Reads the run the `run` parameter names, read-only; library errors reworded as the CLI words them. */
-async function withSnapshot<T>(
+/**
+ * Opens the run the `run` parameter names, read-only, for `fn`; a library
+ * error is reworded as the CLI words it (the file, the path, what to run).
+ */
+async function withRun<T>(
+  ask: Ask,
+  asked: Omit<Invocation, "file">,
+  fn: (lease: RunLease, file: string) => Promise<T>,
+): Promise<T> {
+  const file = await ask.source.locate(required(ask.query, "run"));
+  try {
+    return await readRun(file, (lease) => fn(lease, file));
+  } catch (error) {
+    throw await forOperator(error, { file, ...asked });
+  }
+}
+
+/** One consistent snapshot of the run the `run` parameter names (see withRun). */
+function withSnapshot<T>(
   ask: Ask,
   asked: Omit<Invocation, "file">,
   fn: (r: RunSnapshot) => Promise<T>,
 ): Promise<T> {
-  const file = await ask.source.locate(required(ask.query, "run"));
-  try {
-    return await readRun(file, (lease) => lease.read(fn));
-  } catch (error) {
-    throw await forOperator(error, { file, ...asked });
-  }
+  return withRun(ask, asked, (lease) => lease.read(fn));
 }
 
 /** The root the `root` parameter names (an id or a unique prefix), or the current root. */
@@ -74,22 +86,19 @@ const source: Route = json(async ({ source }) => ({
   ...(await source.list()),
 }));
 
-const run: Route = json(async (ask) => {
-  const key = required(ask.query, "run");
-  const found = await withSnapshot(ask, {}, async (r) => ({
-    run: await r.run.get(),
-    counts: await r.counts(),
-    currentRoot: await r.workspace.currentRoot(),
-  }));
-  return { key, file: await ask.source.locate(key), ...found };
-});
+const run: Route = json((ask) =>
+  withRun(ask, {}, (lease, file) =>
+    lease.read(async (r) => ({
+      key: ask.query.get("run"),
+      file,
+      run: await r.run.get(),
+      counts: await r.counts(),
+      currentRoot: await r.workspace.currentRoot(),
+    })),
+  ),
+);
 
-const verify: Route = json(async (ask) => {
-  const file = await ask.source.locate(required(ask.query, "run"));
-  return readRun(file, (lease) => lease.verify()).catch(async (error: unknown) => {
-    throw await forOperator(error, { file });
-  });
-});
+const verify: Route = json((ask) => withRun(ask, {}, (lease) => lease.verify()));
 
 const kinds: Route = json(async (ask) => ({
   kinds: await withSnapshot(ask, {}, (r) => journalKinds(r)),

@@ -197,7 +197,11 @@ export async function catalogSource(path: string, catalogPath: string): Promise<
 export async function sourceFor(path: string, catalog: string | undefined): Promise<RunSource> {
   const found = await stat(path).catch(() => undefined);
   if (found?.isDirectory() === true) {
-    return catalog === undefined ? scannedSource(path) : catalogSource(path, catalog);
+    if (catalog === undefined) return scannedSource(path);
+    const source = await catalogSource(path, catalog);
+    // Listed once now, so a catalog that is missing or no catalog fails at the start.
+    await source.list();
+    return source;
   }
   if (catalog !== undefined) {
     throw new RunledgerError(
