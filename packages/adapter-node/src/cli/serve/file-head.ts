@@ -9,9 +9,9 @@ import { Buffer } from "node:buffer";
 import type { RunSnapshot } from "@runledger/core";
 
 /** The bytes of a file the view reads at most. */
-export const HEAD_BYTES = 64 * 1024;
+const HEAD_BYTES = 64 * 1024;
 /** The bytes a binary file's hex head shows. */
-export const HEX_BYTES = 512;
+const HEX_BYTES = 512;
 
 export interface FileHead {
   readonly path: string;

@@ -24,7 +24,7 @@ export interface JournalPage {
 }
 
 /** An event's kind as the timeline groups it: its record's `kind`, or "" when that is no string. */
-export function kindOf(event: JournalEvent): string {
+function kindOf(event: JournalEvent): string {
   const kind: JsonValue | undefined = event.record.kind;
   return typeof kind === "string" ? kind : "";
 }

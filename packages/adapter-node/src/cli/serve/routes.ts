@@ -28,7 +28,7 @@ export type Route = (ask: Ask) => Promise<void>;
 const PAGE_DEFAULT = 25;
 const PAGE_MAX = 500;
 /** Changes a diff answer lists at most; `truncated` says when there were more. */
-export const DIFF_MAX = 2_000;
+const DIFF_MAX = 2_000;
 /** Sequences (and `before`) are safe integers. */
 const SEQUENCE_MAX = Number.MAX_SAFE_INTEGER;
 

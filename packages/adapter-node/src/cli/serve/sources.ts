@@ -81,7 +81,7 @@ async function describeRun(key: string, file: string): Promise<ListedRun> {
 }
 
 /** One run file: it lists itself, under its file name. */
-export function fileSource(path: string): RunSource {
+function fileSource(path: string): RunSource {
   const file = resolve(path);
   const key = basename(file);
   return {
@@ -102,7 +102,7 @@ export function fileSource(path: string): RunSource {
 const plainName = (key: string) => key !== "" && !/[/\\]/.test(key) && !key.startsWith(".");
 
 /** The runs of a directory, found by opening each file there read-only. */
-export function scannedSource(path: string): RunSource {
+function scannedSource(path: string): RunSource {
   const directory = resolve(path);
   return {
     mode: "directory",
@@ -145,7 +145,7 @@ function inside(directory: string, file: string): string | undefined {
  * page), keeping those whose file lies in the directory. The catalog is
  * read as `runledger runs` reads it; no run file is opened for the list.
  */
-export async function catalogSource(path: string, catalogPath: string): Promise<RunSource> {
+async function catalogSource(path: string, catalogPath: string): Promise<RunSource> {
   // Catalog locations are canonical paths: compare them with the directory's own.
   const directory = await realpath(path);
   const catalog = resolve(catalogPath);
