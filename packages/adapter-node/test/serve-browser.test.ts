@@ -160,6 +160,20 @@ describe.skipIf(chromiumMissing !== undefined)(
         if (process.env.UPDATE_SCREENSHOT === "1")
           await page.screenshot({ path: readme, fullPage: true });
 
+        // Two clicks in quick succession: the last one is what the tree and the diff show.
+        await Promise.all([
+          page.click('#timeline tr[data-sequence="5"]'),
+          page.click('#timeline tr[data-sequence="7"]'),
+        ]);
+        await shown(page, "#tree-at", "after event 7");
+        await page.locator('#diff-result tr[data-path="tmp/doc-02.tokens"]').waitFor();
+        expect(await page.inputValue("#diff-from")).toBe("6");
+        expect(
+          await page.$$eval("#timeline tr.selected", (rows) =>
+            rows.map((row) => row.getAttribute("data-sequence")),
+          ),
+        ).toStrictEqual(["7"]);
+
         // A diff between any two events, and a file opened from it.
         await page.fill("#diff-from", "1");
         await page.fill("#diff-to", "39");
@@ -191,7 +205,7 @@ describe.skipIf(chromiumMissing !== undefined)(
         await page.reload();
         await shown(page, "#file-path", "report.md");
         await shown(page, "#diff-count", "25 file(s) differ");
-        await shown(page, "#tree-at", "after event 4");
+        await shown(page, "#tree-at", "after event 7");
         await shown(page, "#page-position", "events 1–10");
         expect(problems).toStrictEqual([]);
         await page.close();

@@ -34,6 +34,7 @@ export function renderDiff(section, { key, onOpenFile }) {
     "aria-label": "to",
   });
   const result = el("div", { id: "diff-result" });
+  let asked = 0;
   const form = el(
     "form",
     { class: "diff-form" },
@@ -52,13 +53,16 @@ export function renderDiff(section, { key, onOpenFile }) {
       return;
     }
     writeState({ from: from.value.trim(), to: to.value.trim() });
+    const mine = ++asked;
     let diff;
     try {
       diff = await api("/api/diff", { run: key, from: from.value.trim(), to: to.value.trim() });
     } catch (error) {
-      fill(result, failureNote(error));
+      if (mine === asked) fill(result, failureNote(error));
       return;
     }
+    // Only the last diff asked for is drawn.
+    if (mine !== asked) return;
     const open = (change) =>
       change.change === "removed"
         ? onOpenFile(change.path, diff.from.root)

@@ -42,15 +42,20 @@ function contentOf(file) {
   );
 }
 
+/** Counts the files asked for, so only the last one asked is drawn. */
+let latest = 0;
+
 export async function renderFile(section, { key, root, path }) {
+  const mine = ++latest;
   section.hidden = false;
   let file;
   try {
     file = await api("/api/file", { run: key, root, path });
   } catch (error) {
-    fill(section, heading("File"), failureNote(error));
+    if (mine === latest) fill(section, heading("File"), failureNote(error));
     return;
   }
+  if (mine !== latest) return;
   const download = el("a", {
     id: "file-download",
     href: routeUrl("/api/raw", { run: key, root: file.root, path: file.path }),

@@ -59,8 +59,9 @@ export function renderTimeline(section, { key, total, selected, onSelect }) {
   );
   const rows = el("tbody");
   const where = el("span", { id: "page-position", class: "muted" });
+  // Disabled until the first page says which way more events lie.
   const button = (id, text, move) =>
-    el("button", { type: "button", id, text, on: { click: () => go(move()) } });
+    el("button", { type: "button", id, text, disabled: true, on: { click: () => go(move()) } });
   const first = button("page-first", "« first", () => ({ after: 0 }));
   // An empty page (past the end, say) still pages from where it stands.
   const previous = button("page-previous", "‹ previous", () => ({
@@ -126,14 +127,20 @@ export function renderTimeline(section, { key, total, selected, onSelect }) {
     return tr;
   }
 
+  let asked = 0;
   async function go(to) {
-    position = to;
+    const mine = ++asked;
+    let answer;
     try {
-      page = await api("/api/journal", { run: key, limit, kind, ...position });
+      answer = await api("/api/journal", { run: key, limit, kind, ...to });
     } catch (error) {
-      fill(failure, failureNote(error));
+      if (mine === asked) fill(failure, failureNote(error));
       return;
     }
+    // Only the page asked for last is drawn.
+    if (mine !== asked) return;
+    position = to;
+    page = answer;
     fill(failure);
     fill(rows, ...page.events.map(rowOf));
     if (page.events.length === 0) {

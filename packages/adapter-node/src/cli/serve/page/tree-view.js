@@ -56,10 +56,16 @@ async function listInto(list, context, directory) {
   }
 }
 
+/** Counts the trees asked for, so only the last one asked is drawn. */
+let latest = 0;
+
 /** Shows the tree at `root` (an event's, or the current one when undefined), titled by `label`. */
 export async function renderTree(section, { key, root, label, record, onOpenFile }) {
+  const mine = ++latest;
   const top = el("ul", { class: "tree" });
   const shown = await api("/api/tree", { run: key, root }).catch((error) => error);
+  // A later click asked for another tree while this one loaded: that one is shown.
+  if (mine !== latest) return;
   if (shown instanceof Error) {
     fill(section, heading("Workspace"), failureNote(shown));
     return;
