@@ -2,9 +2,11 @@
  * The `runledger` CLI, built after the library entry into dist/cli.js. The
  * argument parser (commander) is bundled into this one file, so installing
  * @runledger/adapter-node as a library installs no CLI-only package; the
- * parser's license ships beside it as dist/cli.licenses.txt.
+ * parser's license ships beside it as dist/cli.licenses.txt. The page
+ * `runledger serve` shows is copied as it is written (src/cli/serve/page/ →
+ * dist/page/): plain files, nothing to bundle.
  */
-import { copyFileSync } from "node:fs";
+import { copyFileSync, cpSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { defineConfig } from "tsup";
@@ -27,5 +29,6 @@ export default defineConfig({
   },
   onSuccess: async () => {
     copyFileSync(join(dirname(require.resolve("commander")), "LICENSE"), "dist/cli.licenses.txt");
+    cpSync("src/cli/serve/page", "dist/page", { recursive: true });
   },
 });

@@ -7,6 +7,7 @@
  * examples and the CLI, open one adapter's file through the other, and compile
  * TypeScript consumers under the strictest settings a user might have.
  */
+import { spawn } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
@@ -165,6 +166,42 @@ describe("the packages from a registry", () => {
         { cwd: app },
       );
       expect(JSON.parse(verify.stdout)).toMatchObject({ ok: true });
+    });
+
+    it("`runledger serve` serves its page from the installed package", async () => {
+      const bin = join(app, "node_modules", ".bin", "runledger");
+      const server = spawn(
+        process.execPath,
+        [bin, "serve", join("demo-run", "demo.db"), "--port", "0"],
+        {
+          cwd: app,
+          env: userEnv(),
+          stdio: ["ignore", "pipe", "pipe"],
+        },
+      );
+      const exited = new Promise<number | null>((resolve) => server.on("exit", resolve));
+      try {
+        const url = await new Promise<string>((resolve, reject) => {
+          let printed = "";
+          server.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+            printed += chunk;
+            const found = /^runledger serve: (http:\/\/\S+)$/m.exec(printed);
+            if (found !== null) resolve(found[1]!);
+          });
+          exited.then((code) => reject(new Error(`runledger serve exited ${code}`)));
+        });
+        const page = await fetch(url);
+        expect(page.status).toBe(200);
+        expect(await page.text()).toContain('src="/assets/app.js"');
+        for (const asset of ["app.js", "style.css", "timeline-view.js"]) {
+          expect((await fetch(new URL(`/assets/${asset}`, url))).status).toBe(200);
+        }
+        const run = await fetch(new URL("/api/run?run=demo.db", url));
+        expect(((await run.json()) as { run: { status: string } }).run.status).toBe("completed");
+      } finally {
+        server.kill("SIGTERM");
+      }
+      expect(await exited).toBe(0);
     });
 
     it("runs the README example", async () => {

@@ -204,6 +204,7 @@ export async function demo(dir: string | undefined, output: Output): Promise<num
         `  npx runledger inspect ${file}`,
         `  npx runledger ls ${file} analysis`,
         `  npx runledger cat ${file} report.md`,
+        `  npx runledger serve ${file}    # in the browser`,
       ]);
       return verify.ok ? EXIT_OK : EXIT_FAILED;
     } finally {

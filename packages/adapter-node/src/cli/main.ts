@@ -17,16 +17,21 @@ import { forOperator, type Invocation } from "./operator.js";
 import { EXIT_OK, fail, type Output, usage } from "./output.js";
 import { rm } from "./rm.js";
 import { type RunsOptions, runs } from "./runs.js";
+import { DEFAULT_HOST, DEFAULT_PORT, type ServeOptions, serve } from "./serve/serve.js";
 import { verify } from "./verify.js";
 
 const { version } = createRequire(import.meta.url)("../package.json") as { version: string };
 
 /** A parser for whole-number arguments: commander reports what it throws as a usage error. */
-function whole(min: number) {
+function whole(min: number, max = Number.MAX_SAFE_INTEGER) {
   return (text: string): number => {
     const value = /^\d+$/.test(text) ? Number(text) : Number.NaN;
-    if (!Number.isSafeInteger(value) || value < min) {
-      throw new InvalidArgumentError(`expected a whole number >= ${min}`);
+    if (!Number.isSafeInteger(value) || value < min || value > max) {
+      throw new InvalidArgumentError(
+        max === Number.MAX_SAFE_INTEGER
+          ? `expected a whole number >= ${min}`
+          : `expected a whole number from ${min} to ${max}`,
+      );
     }
     return value;
   };
@@ -147,6 +152,24 @@ function program(done: Done): Command {
     .option("--status <status>", "only runs in this status (several: separated by commas)")
     .action((catalog: string, flags: RunsOptions) =>
       act({ file: catalog }, (output) => runs(catalog, flags, output)),
+    );
+  root
+    .command("serve")
+    .description("look at a run (or a directory of runs) in the browser; read-only, on 127.0.0.1")
+    .argument("<path>", "run file, or a directory of run files")
+    .option("--port <n>", `port to listen on (0: any free one)`, whole(0, 65_535), DEFAULT_PORT)
+    .option(
+      "--host <address>",
+      "address to listen on (another than loopback lets other machines in)",
+      DEFAULT_HOST,
+    )
+    .option(
+      "--catalog <file>",
+      "list a directory's runs through this run catalog, not by opening each file",
+    )
+    .action((path: string, flags: ServeOptions) =>
+      // At the start the file that fails is the catalog when one is given.
+      act({ file: flags.catalog ?? path }, (output) => serve(path, flags, output)),
     );
   return root;
 }

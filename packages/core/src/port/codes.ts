@@ -91,6 +91,10 @@ export const ERROR_CODES = [
   "usage",
   "verify_failed",
   "internal_error",
+  "route_not_found",
+  "method_not_allowed",
+  "host_not_allowed",
+  "address_in_use",
   // Typed changes and the commit log.
   "invalid_change",
   "unit_exists",
