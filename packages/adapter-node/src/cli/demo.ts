@@ -6,7 +6,15 @@
 import { mkdir, mkdtemp, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { RunledgerError, RunStore, type RunStoreOptions } from "@runledger/core";
+import {
+  type JournalEvent,
+  type RunInfo,
+  type RunLease,
+  RunledgerError,
+  RunStore,
+  type RunStoreOptions,
+  type VerifyReport,
+} from "@runledger/core";
 import { nodeDriver } from "../driver.js";
 import { eventLine } from "./log.js";
 import { EXIT_FAILED, EXIT_OK, type Output, report } from "./output.js";
@@ -133,46 +141,12 @@ export async function demo(dir: string | undefined, output: Output): Promise<num
       },
     });
     try {
-      for (const [i, step] of steps.entries()) {
-        bar.update("steps", i, steps.length);
-        const put = step.put ?? {};
-        const remove = step.delete ?? [];
-        await lease.transact((tx) =>
-          tx.workspace.apply(
-            { put, delete: remove },
-            {
-              event: {
-                kind: "step",
-                step: i + 1,
-                name: step.name,
-                ...(step.document ? { document: step.document } : {}),
-                put: Object.keys(put),
-                delete: remove,
-              },
-            },
-          ),
-        );
-      }
-      bar.update("steps", steps.length, steps.length);
-      const last = await lease.transact(async (tx) => {
-        const done = await tx.journal.append({ kind: "run.completed", steps: steps.length });
-        await tx.run.stop({ status: "completed", reason: { event: done.sequence } });
-        return done.sequence;
-      });
+      const last = await runSteps(lease, steps, bar);
       const verify = await lease.verify({
         progress: (phase, done, total) => bar.update(phase, done, total),
       });
       bar.stop();
-      const summary = await lease.read(async (r) => {
-        let files = 0;
-        for await (const _ of r.workspace.walk()) files++;
-        return {
-          run: await r.run.get(),
-          currentRoot: await r.workspace.currentRoot(),
-          files,
-          tail: await r.journal.list({ after: Math.max(0, last - TAIL) }),
-        };
-      });
+      const summary = await summarize(lease, last);
       const value = {
         dir: directory,
         file,
@@ -183,29 +157,9 @@ export async function demo(dir: string | undefined, output: Output): Promise<num
         currentRoot: summary.currentRoot,
         files: summary.files,
         verify,
-        journalTail: summary.tail,
+        journalTail: summary.journalTail,
       };
-      const { counts } = verify;
-      await report(output, value, () => [
-        `runledger demo: ${steps.length} steps of workflow ${WORKFLOW_ID} on better-sqlite3`,
-        "",
-        `  run file      ${file}`,
-        `  run           ${summary.run.runId}`,
-        `  status        ${summary.run.status}, ${describeStop(summary.run.stopReason)}`,
-        `  steps         ${steps.length} (${last} journal events)`,
-        `  current root  ${summary.currentRoot}`,
-        `  files         ${summary.files}`,
-        `  verify        ${verify.ok ? "ok" : `${verify.problems.length} problem(s)`} (${counts.events} events, ${counts.objects} objects, ${counts.chunks} pieces, ${counts.roots} roots)`,
-        "",
-        `journal tail (last ${summary.tail.length} of ${last} events)`,
-        ...summary.tail.map((event) => `  ${eventLine(event)}`),
-        "",
-        "look inside:",
-        `  npx runledger inspect ${file}`,
-        `  npx runledger ls ${file} analysis`,
-        `  npx runledger cat ${file} report.md`,
-        `  npx runledger serve ${file}    # in the browser`,
-      ]);
+      await report(output, value, () => summaryLines(file, steps.length, last, summary, verify));
       return verify.ok ? EXIT_OK : EXIT_FAILED;
     } finally {
       await lease.release();
@@ -214,4 +168,91 @@ export async function demo(dir: string | undefined, output: Output): Promise<num
     bar.stop();
     await store.close();
   }
+}
+
+/** Each step as one transaction (its files and its event), then the run completed: the last event's sequence. */
+async function runSteps(
+  lease: RunLease,
+  steps: readonly Step[],
+  bar: ReturnType<typeof progress>,
+): Promise<number> {
+  for (const [i, step] of steps.entries()) {
+    bar.update("steps", i, steps.length);
+    const put = step.put ?? {};
+    const remove = step.delete ?? [];
+    await lease.transact((tx) =>
+      tx.workspace.apply(
+        { put, delete: remove },
+        {
+          event: {
+            kind: "step",
+            step: i + 1,
+            name: step.name,
+            ...(step.document ? { document: step.document } : {}),
+            put: Object.keys(put),
+            delete: remove,
+          },
+        },
+      ),
+    );
+  }
+  bar.update("steps", steps.length, steps.length);
+  return lease.transact(async (tx) => {
+    const done = await tx.journal.append({ kind: "run.completed", steps: steps.length });
+    await tx.run.stop({ status: "completed", reason: { event: done.sequence } });
+    return done.sequence;
+  });
+}
+
+/** What the summary shows of the finished run, read in one snapshot. */
+interface Summary {
+  readonly run: RunInfo;
+  readonly currentRoot: string;
+  readonly files: number;
+  readonly journalTail: JournalEvent[];
+}
+
+async function summarize(lease: RunLease, last: number): Promise<Summary> {
+  return lease.read(async (r) => {
+    let files = 0;
+    for await (const _ of r.workspace.walk()) files++;
+    return {
+      run: await r.run.get(),
+      currentRoot: await r.workspace.currentRoot(),
+      files,
+      journalTail: await r.journal.list({ after: Math.max(0, last - TAIL) }),
+    };
+  });
+}
+
+/** The plain-text summary. */
+function summaryLines(
+  file: string,
+  steps: number,
+  last: number,
+  summary: Summary,
+  verify: VerifyReport,
+): string[] {
+  const { counts } = verify;
+  const tail = summary.journalTail;
+  return [
+    `runledger demo: ${steps} steps of workflow ${WORKFLOW_ID} on better-sqlite3`,
+    "",
+    `  run file      ${file}`,
+    `  run           ${summary.run.runId}`,
+    `  status        ${summary.run.status}, ${describeStop(summary.run.stopReason)}`,
+    `  steps         ${steps} (${last} journal events)`,
+    `  current root  ${summary.currentRoot}`,
+    `  files         ${summary.files}`,
+    `  verify        ${verify.ok ? "ok" : `${verify.problems.length} problem(s)`} (${counts.events} events, ${counts.objects} objects, ${counts.chunks} pieces, ${counts.roots} roots)`,
+    "",
+    `journal tail (last ${tail.length} of ${last} events)`,
+    ...tail.map((event) => `  ${eventLine(event)}`),
+    "",
+    "look inside:",
+    `  npx runledger inspect ${file}`,
+    `  npx runledger ls ${file} analysis`,
+    `  npx runledger cat ${file} report.md`,
+    `  npx runledger serve ${file}    # in the browser`,
+  ];
 }

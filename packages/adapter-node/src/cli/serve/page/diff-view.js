@@ -17,6 +17,47 @@ function sizes(change) {
     .join(" → ");
 }
 
+/** A changed path's row: its letter, the path (a click opens it), its sizes. */
+function changeRow(change, open) {
+  return el(
+    "tr",
+    { class: `change-${change.change}`, "data-path": change.path, "data-change": change.change },
+    el("td", { class: "letter", text: LETTER[change.change], title: change.change }),
+    el(
+      "td",
+      {},
+      el("button", {
+        type: "button",
+        class: "link",
+        text: change.path,
+        on: { click: () => open(change) },
+      }),
+    ),
+    el("td", { class: "muted", text: sizes(change) }),
+  );
+}
+
+/** A diff's answer in `result`: how many files differ, their rows, and a note when it was cut. */
+function drawDiff(result, diff, open) {
+  const rows = diff.changes.map((change) => changeRow(change, open));
+  const count = `${diff.changes.length}${diff.truncated ? "+" : ""} file(s) differ`;
+  fill(
+    result,
+    el("p", {
+      id: "diff-count",
+      class: "muted",
+      text: diff.changes.length === 0 ? "no file differs" : count,
+    }),
+    rows.length === 0 ? null : el("table", { class: "changes" }, el("tbody", {}, ...rows)),
+    diff.truncated
+      ? el("p", {
+          class: "muted",
+          text: "only the first files are listed; `runledger diff` lists them all",
+        })
+      : null,
+  );
+}
+
 /** Builds the diff section; answers `compare(from, to)`, which fills the form and shows the diff. */
 export function renderDiff(section, { key, onOpenFile }) {
   const from = el("input", {
@@ -67,44 +108,7 @@ export function renderDiff(section, { key, onOpenFile }) {
       change.change === "removed"
         ? onOpenFile(change.path, diff.from.root)
         : onOpenFile(change.path, diff.to.root);
-    const rows = diff.changes.map((change) =>
-      el(
-        "tr",
-        {
-          class: `change-${change.change}`,
-          "data-path": change.path,
-          "data-change": change.change,
-        },
-        el("td", { class: "letter", text: LETTER[change.change], title: change.change }),
-        el(
-          "td",
-          {},
-          el("button", {
-            type: "button",
-            class: "link",
-            text: change.path,
-            on: { click: () => open(change) },
-          }),
-        ),
-        el("td", { class: "muted", text: sizes(change) }),
-      ),
-    );
-    const count = `${diff.changes.length}${diff.truncated ? "+" : ""} file(s) differ`;
-    fill(
-      result,
-      el("p", {
-        id: "diff-count",
-        class: "muted",
-        text: diff.changes.length === 0 ? "no file differs" : count,
-      }),
-      rows.length === 0 ? null : el("table", { class: "changes" }, el("tbody", {}, ...rows)),
-      diff.truncated
-        ? el("p", {
-            class: "muted",
-            text: "only the first files are listed; `runledger diff` lists them all",
-          })
-        : null,
-    );
+    drawDiff(result, diff, open);
   }
 
   form.addEventListener("submit", (event) => {

@@ -40,6 +40,89 @@ function positionOf(state) {
   return { after: Number(state.after ?? 0) };
 }
 
+/** The events table: a header row, and `rows` for the page's events. */
+function eventsTable(rows) {
+  const names = ["seq", "time", "kind", "record", "root"];
+  return el(
+    "table",
+    { class: "events" },
+    el("thead", {}, el("tr", {}, ...names.map((name) => el("th", { text: name })))),
+    rows,
+  );
+}
+
+/** An event's row; a click (or Enter) on it calls `choose(event, row)`. */
+function eventRow(event, isChosen, choose) {
+  const tr = el(
+    "tr",
+    {
+      class: isChosen ? "selected" : undefined,
+      tabindex: 0,
+      "data-sequence": event.sequence,
+      "data-kind": kindOf(event),
+      on: {
+        click: () => choose(event, tr),
+        keydown: (e) => {
+          if (e.key === "Enter") choose(event, tr);
+        },
+      },
+    },
+    el("td", { class: "seq", text: event.sequence }),
+    el("td", {
+      class: "time",
+      text: timeOfDay(event.writtenAt),
+      title: formatTime(event.writtenAt),
+    }),
+    el("td", { class: "kind", text: kindLabel(kindOf(event)) }),
+    el("td", { class: "record", text: recordLine(event.record) }),
+    el("td", {}, el("code", { text: shortId(event.rootId) })),
+  );
+  return tr;
+}
+
+/** Fills the kind filter with the run's event kinds and their counts; `kind` stays chosen. */
+function listKinds(kindFilter, key, kind, failure) {
+  api("/api/kinds", { run: key }).then(
+    ({ kinds }) => {
+      for (const entry of kinds) {
+        kindFilter.append(
+          el("option", {
+            value: entry.kind,
+            text: `${kindLabel(entry.kind)} (${entry.count})`,
+            selected: entry.kind === kind,
+          }),
+        );
+      }
+    },
+    (error) => fill(failure, failureNote(error)),
+  );
+}
+
+/** The page-size choice, `limit` chosen. */
+function pageSizeChoice(limit) {
+  return el(
+    "select",
+    { id: "page-size", "aria-label": "events per page" },
+    ...PAGE_SIZES.map((size) =>
+      el("option", { value: size, text: `${size} a page`, selected: size === limit }),
+    ),
+  );
+}
+
+/** The page's events as rows (or a row saying there are none). */
+function drawRows(rows, events, chosen, choose) {
+  fill(rows, ...events.map((event) => eventRow(event, event.sequence === chosen, choose)));
+  if (events.length === 0) {
+    rows.append(el("tr", {}, el("td", { colspan: 5, class: "muted", text: "no events here" })));
+  }
+}
+
+/** "3–12": the sequences a page spans ("none" when empty). */
+function spanOf(events) {
+  return events.length === 0 ? "none" : `${events[0].sequence}–${events.at(-1).sequence}`;
+}
+
+/** The timeline in `section`: a page of events, the kind filter, the page size and the pager. */
 export function renderTimeline(section, { key, total, selected, onSelect }) {
   const state = readState();
   let kind = state.kind;
@@ -50,13 +133,7 @@ export function renderTimeline(section, { key, total, selected, onSelect }) {
 
   const kindFilter = el("select", { id: "kind-filter", "aria-label": "event kind" });
   kindFilter.append(el("option", { value: "*", text: `all kinds (${total})` }));
-  const pageSize = el(
-    "select",
-    { id: "page-size", "aria-label": "events per page" },
-    ...PAGE_SIZES.map((size) =>
-      el("option", { value: size, text: `${size} a page`, selected: size === limit }),
-    ),
-  );
+  const pageSize = pageSizeChoice(limit);
   const rows = el("tbody");
   const where = el("span", { id: "page-position", class: "muted" });
   // Disabled until the first page says which way more events lie.
@@ -77,55 +154,9 @@ export function renderTimeline(section, { key, total, selected, onSelect }) {
     section,
     heading("Timeline", kindFilter, pageSize),
     failure,
-    el(
-      "table",
-      { class: "events" },
-      el(
-        "thead",
-        {},
-        el(
-          "tr",
-          {},
-          ...["seq", "time", "kind", "record", "root"].map((name) => el("th", { text: name })),
-        ),
-      ),
-      rows,
-    ),
+    eventsTable(rows),
     el("div", { class: "pager" }, first, previous, where, next, last),
   );
-
-  function rowOf(event) {
-    const choose = () => {
-      chosen = event.sequence;
-      for (const other of rows.children) other.classList.toggle("selected", other === tr);
-      onSelect(event);
-    };
-    const tr = el(
-      "tr",
-      {
-        class: event.sequence === chosen ? "selected" : undefined,
-        tabindex: 0,
-        "data-sequence": event.sequence,
-        "data-kind": kindOf(event),
-        on: {
-          click: choose,
-          keydown: (e) => {
-            if (e.key === "Enter") choose();
-          },
-        },
-      },
-      el("td", { class: "seq", text: event.sequence }),
-      el("td", {
-        class: "time",
-        text: timeOfDay(event.writtenAt),
-        title: formatTime(event.writtenAt),
-      }),
-      el("td", { class: "kind", text: kindLabel(kindOf(event)) }),
-      el("td", { class: "record", text: recordLine(event.record) }),
-      el("td", {}, el("code", { text: shortId(event.rootId) })),
-    );
-    return tr;
-  }
 
   let asked = 0;
   async function go(to) {
@@ -142,15 +173,13 @@ export function renderTimeline(section, { key, total, selected, onSelect }) {
     position = to;
     page = answer;
     fill(failure);
-    fill(rows, ...page.events.map(rowOf));
-    if (page.events.length === 0) {
-      rows.append(el("tr", {}, el("td", { colspan: 5, class: "muted", text: "no events here" })));
-    }
-    const span =
-      page.events.length === 0
-        ? "none"
-        : `${page.events[0].sequence}–${page.events.at(-1).sequence}`;
-    where.textContent = `events ${span}`;
+    const choose = (event, tr) => {
+      chosen = event.sequence;
+      for (const other of rows.children) other.classList.toggle("selected", other === tr);
+      onSelect(event);
+    };
+    drawRows(rows, page.events, chosen, choose);
+    where.textContent = `events ${spanOf(page.events)}`;
     first.disabled = previous.disabled = !page.older;
     next.disabled = last.disabled = !page.newer;
     writeState({
@@ -169,19 +198,6 @@ export function renderTimeline(section, { key, total, selected, onSelect }) {
     limit = Number(pageSize.value);
     go({ after: 0 });
   });
-  api("/api/kinds", { run: key }).then(
-    ({ kinds }) => {
-      for (const entry of kinds) {
-        kindFilter.append(
-          el("option", {
-            value: entry.kind,
-            text: `${kindLabel(entry.kind)} (${entry.count})`,
-            selected: entry.kind === kind,
-          }),
-        );
-      }
-    },
-    (error) => fill(failure, failureNote(error)),
-  );
+  listKinds(kindFilter, key, kind, failure);
   return go(position);
 }
