@@ -19,6 +19,7 @@
  * as a 4-byte length and the bytes themselves.
  */
 import { RunledgerError } from "@runledger/core";
+import { sameBytes } from "./channels.js";
 
 /** One serialized list element: the serializer's type and its bytes. */
 export interface StoredElement {
@@ -50,6 +51,37 @@ export function pagesOf(length: number): Page[] {
 function page(start: number, count: number): Page {
   const digits = (index: number) => String(index).padStart(8, "0");
   return { start, count, name: `${digits(start)}-${digits(start + count - 1)}` };
+}
+
+/**
+ * What turns a list stored as `previous` into `next`, page by page: the
+ * pages to put (a page of `previous` holding the same elements keeps its
+ * file) and the names of `previous`'s pages that `next` has no more.
+ */
+export function pageChanges(
+  previous: readonly StoredElement[],
+  next: readonly StoredElement[],
+): { put: [string, Uint8Array][]; remove: string[] } {
+  const before = new Set(pagesOf(previous.length).map((page) => page.name));
+  const after = pagesOf(next.length);
+  const put: [string, Uint8Array][] = [];
+  for (const page of after) {
+    if (before.has(page.name) && samePage(previous, next, page)) continue;
+    put.push([page.name, packPage(next.slice(page.start, page.start + page.count))]);
+  }
+  const kept = new Set(after.map((page) => page.name));
+  return { put, remove: [...before].filter((name) => !kept.has(name)) };
+}
+
+/** Whether a page holds the same elements in two lists (the same bytes, often the very same array). */
+function samePage(a: readonly StoredElement[], b: readonly StoredElement[], page: Page): boolean {
+  for (let i = page.start; i < page.start + page.count; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (x === undefined || y === undefined || x.type !== y.type) return false;
+    if (x.bytes !== y.bytes && !sameBytes(x.bytes, y.bytes)) return false;
+  }
+  return true;
 }
 
 const encoder = new TextEncoder();

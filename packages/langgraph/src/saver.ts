@@ -34,17 +34,10 @@ import {
   type RunTransaction,
 } from "@runledger/core";
 import { WriteBatch } from "./batch.js";
-import {
-  CHANNELS,
-  type ChannelEntry,
-  channelPath,
-  sameBytes,
-  scalarFile,
-  segment,
-} from "./channels.js";
+import { CHANNELS, type ChannelEntry, channelPath, scalarFile, segment } from "./channels.js";
 import { checkpointKey, checkpointPrefix, writeKey, writesPrefix } from "./keys.js";
 import { threadLocation } from "./location.js";
-import { type Page, packPage, pagesOf, type StoredElement, unpackPage } from "./pages.js";
+import { pageChanges, pagesOf, type StoredElement, unpackPage } from "./pages.js";
 import { catalogThreads } from "./threads.js";
 import { fromRecord, type StoredValue, toRecord } from "./values.js";
 
@@ -490,54 +483,20 @@ export class RunledgerSaver extends BaseCheckpointSaver {
       } else if (old !== undefined && "dir" in old) {
         remove.push(channelPath(old));
       }
-      // Page by page: a page of the parent's with the same elements keeps its file.
-      const before = new Set(pagesOf(previous.length).map((page) => page.name));
-      const after = pagesOf(stored.length);
-      for (const page of after) {
-        if (before.has(page.name) && samePage(previous, stored, page)) continue;
-        put[`${CHANNELS}/${dir}/${page.name}`] = packPage(
-          stored.slice(page.start, page.start + page.count),
-        );
-      }
-      const kept = new Set(after.map((page) => page.name));
-      for (const name of before) {
-        if (!kept.has(name)) remove.push(`${CHANNELS}/${dir}/${name}`);
-      }
+      const pages = pageChanges(previous, stored);
+      for (const [name, bytes] of pages.put) put[`${CHANNELS}/${dir}/${name}`] = bytes;
+      for (const name of pages.remove) remove.push(`${CHANNELS}/${dir}/${name}`);
       channels[channel] = { dir, list: stored.length };
       elements.set(channel, stored);
     }
     const event = recordOf(channels);
-    let published: { sequence: number; rootId: string };
-    if (fromParent) {
-      published = await tx.workspace.apply(
-        {
-          copy: { [CHANNELS]: { from: CHANNELS, at: { sequence: parent!.sequence } } },
-          put,
-          delete: remove,
-        },
-        { event, key, missing: "ignore" },
-      );
-    } else if (Object.keys(put).length === 0) {
-      published = await tx.workspace.apply(
-        { delete: [CHANNELS] },
-        { event, key, missing: "ignore" },
-      );
-    } else {
-      // Another checkpoint's channels may be current: cleared first, since one
-      // apply cannot delete a directory and put inside it.
-      const current = await tx.workspace.stat(CHANNELS, { missing: "undefined" });
-      if (current !== undefined) {
-        // Cleared only for a checkpoint not stored yet (its keyed apply below would refuse a retry).
-        if ((await tx.journal.get(key)) !== undefined) {
-          throw new RunledgerError("idempotency_conflict", "this checkpoint is stored already");
-        }
-        await tx.workspace.apply(
-          { delete: [CHANNELS] },
-          { event: { kind: "langgraph.cleared", checkpoint_id: checkpoint.id } },
-        );
-      }
-      published = await tx.workspace.apply({ put }, { event, key });
-    }
+    const published = await publishRoot(
+      tx,
+      { parent: fromParent ? parent : undefined, put, remove },
+      event,
+      key,
+      checkpoint.id,
+    );
     return {
       channels: elements,
       complete,
@@ -702,6 +661,48 @@ async function removeRun(store: RunStore, location: string): Promise<void> {
   }
 }
 
+/**
+ * Publishes a checkpoint's root with its event: its parent's `channels/` by
+ * reference with `put` and `remove` applied, or — with no parent to build on
+ * — `channels/` made anew.
+ */
+async function publishRoot(
+  tx: RunTransaction,
+  changes: { parent: ParentEvent | undefined; put: Record<string, Uint8Array>; remove: string[] },
+  event: JsonObject,
+  key: string,
+  checkpointId: string,
+): Promise<{ sequence: number; rootId: string }> {
+  const { parent, put, remove } = changes;
+  if (parent !== undefined) {
+    return tx.workspace.apply(
+      {
+        copy: { [CHANNELS]: { from: CHANNELS, at: { sequence: parent.sequence } } },
+        put,
+        delete: remove,
+      },
+      { event, key, missing: "ignore" },
+    );
+  } else if (Object.keys(put).length === 0) {
+    return tx.workspace.apply({ delete: [CHANNELS] }, { event, key, missing: "ignore" });
+  } else {
+    // Another checkpoint's channels may be current: cleared first, since one
+    // apply cannot delete a directory and put inside it.
+    const current = await tx.workspace.stat(CHANNELS, { missing: "undefined" });
+    if (current !== undefined) {
+      // Cleared only for a checkpoint not stored yet (its keyed apply below would refuse a retry).
+      if ((await tx.journal.get(key)) !== undefined) {
+        throw new RunledgerError("idempotency_conflict", "this checkpoint is stored already");
+      }
+      await tx.workspace.apply(
+        { delete: [CHANNELS] },
+        { event: { kind: "langgraph.cleared", checkpoint_id: checkpointId } },
+      );
+    }
+    return tx.workspace.apply({ put }, { event, key });
+  }
+}
+
 /** A checkpoint's event, its files at the event's root and its writes, in one snapshot. */
 async function readRaw(
   r: RunSnapshot,
@@ -754,17 +755,6 @@ async function readElements(
     { root },
   );
   return pages.flatMap((page, i) => unpackPage(contents[i]!, page.count, `${dir}/${page.name}`));
-}
-
-/** Whether a page holds the same elements in two lists (the same bytes, often the very same array). */
-function samePage(a: readonly StoredElement[], b: readonly StoredElement[], page: Page): boolean {
-  for (let i = page.start; i < page.start + page.count; i++) {
-    const x = a[i];
-    const y = b[i];
-    if (x === undefined || y === undefined || x.type !== y.type) return false;
-    if (x.bytes !== y.bytes && !sameBytes(x.bytes, y.bytes)) return false;
-  }
-  return true;
 }
 
 function sortWrites(writes: readonly WriteRecord[]): WriteRecord[] {
