@@ -96,16 +96,13 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Starts sqld and waits until it answers `GET /health`. */
-export async function startSqld(options: SqldOptions = {}): Promise<SqldServer> {
-  const binary = sqldBinary();
-  const directory = await mkdtemp(join(tmpdir(), "runledger-sqld-"));
-  const [port, adminPort, grpcPort] = await Promise.all([
-    freePort(),
-    options.namespaces ? freePort() : Promise.resolve(0),
-    options.primary ? freePort() : Promise.resolve(0),
-  ]);
-  const host = `127.0.0.1:${port}`;
+/** sqld's command line for `options`, listening at `ports`, its data in `directory`. */
+async function sqldArguments(
+  options: SqldOptions,
+  directory: string,
+  ports: { host: string; adminPort: number; grpcPort: number },
+): Promise<string[]> {
+  const { host, adminPort, grpcPort } = ports;
   const args = [
     "--no-welcome",
     "--db-path",
@@ -132,34 +129,67 @@ export async function startSqld(options: SqldOptions = {}): Promise<SqldServer> 
     await writeFile(keyFile, options.jwtPublicKey);
     args.push("--auth-jwt-key-file", keyFile);
   }
+  return args;
+}
+
+/** Starts one sqld process and waits until it is healthy; killed if it is not by the deadline. */
+async function launchSqld(
+  binary: string,
+  args: readonly string[],
+  directory: string,
+  how: {
+    health: string;
+    timeoutMs: number;
+    collect: (chunk: Buffer) => void;
+    log: () => string;
+  },
+): Promise<{ child: ChildProcess; exited: Promise<void> }> {
+  const child: ChildProcess = spawn(binary, args, {
+    cwd: directory,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? "warn" },
+  });
+  child.stdout?.on("data", how.collect);
+  child.stderr?.on("data", how.collect);
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  // A test process that dies without stopping it leaves no server behind.
+  const orphaned = () => child.kill("SIGKILL");
+  process.once("exit", orphaned);
+  void exited.then(() => process.off("exit", orphaned));
+  await waitForHealth(how.health, how.timeoutMs, () =>
+    child.exitCode !== null ? `sqld exited with code ${child.exitCode}: ${how.log()}` : undefined,
+  ).catch(async (error: unknown) => {
+    child.kill("SIGKILL");
+    await exited;
+    throw error;
+  });
+  return { child, exited };
+}
+
+/** Starts sqld and waits until it answers `GET /health`. */
+export async function startSqld(options: SqldOptions = {}): Promise<SqldServer> {
+  const binary = sqldBinary();
+  const directory = await mkdtemp(join(tmpdir(), "runledger-sqld-"));
+  const [port, adminPort, grpcPort] = await Promise.all([
+    freePort(),
+    options.namespaces ? freePort() : Promise.resolve(0),
+    options.primary ? freePort() : Promise.resolve(0),
+  ]);
+  const host = `127.0.0.1:${port}`;
+  const args = await sqldArguments(options, directory, { host, adminPort, grpcPort });
   let log = "";
   const collect = (chunk: Buffer) => {
     log += chunk.toString();
     if (log.length > 64_000) log = log.slice(-32_000);
   };
   /** One sqld process over the directory; a restart starts another on the same port. */
-  const launch = async () => {
-    const child: ChildProcess = spawn(binary, args, {
-      cwd: directory,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, RUST_LOG: process.env.RUST_LOG ?? "warn" },
+  const launch = () =>
+    launchSqld(binary, args, directory, {
+      health: `http://${host}/health`,
+      timeoutMs: options.startTimeoutMs ?? 20_000,
+      collect,
+      log: () => log,
     });
-    child.stdout?.on("data", collect);
-    child.stderr?.on("data", collect);
-    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-    // A test process that dies without stopping it leaves no server behind.
-    const orphaned = () => child.kill("SIGKILL");
-    process.once("exit", orphaned);
-    void exited.then(() => process.off("exit", orphaned));
-    await waitForHealth(`http://${host}/health`, options.startTimeoutMs ?? 20_000, () =>
-      child.exitCode !== null ? `sqld exited with code ${child.exitCode}: ${log}` : undefined,
-    ).catch(async (error: unknown) => {
-      child.kill("SIGKILL");
-      await exited;
-      throw error;
-    });
-    return { child, exited };
-  };
   let running: Awaited<ReturnType<typeof launch>> | undefined;
   let stopped = false;
 
