@@ -2,7 +2,8 @@
  * Every entry of @runledger/core shows one example (its module header and
  * docs/api.md). The examples live here as files, so the compiler checks them
  * and this test runs them: each `console.log(x); // value` must log exactly
- * that value. A second test holds the header and docs/api.md to these files.
+ * that value. A second test holds the header and docs/api.md to these files,
+ * and a third keeps docs/api.md from showing code that is not one of them.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -102,6 +103,16 @@ describe("the example of every method section", () => {
       expect(methodExample(name)).toBe(text);
     });
   }
+});
+
+describe("the code docs/api.md shows", () => {
+  it("is these examples only: one marker a file, and no TypeScript block but theirs", () => {
+    const api = readFileSync(join(repo, "docs/api.md"), "utf8");
+    const markers = [...api.matchAll(/<!-- example: ([a-z0-9-]+) -->/g)].map((m) => m[1]!);
+    expect([...markers].sort()).toEqual([...METHODS].sort());
+    const blocks = api.match(/^```ts$/gm)?.length ?? 0;
+    expect(blocks).toBe(markers.length + Object.keys(EXAMPLES).length);
+  });
 });
 
 describe("the example of every entry", () => {

@@ -1,14 +1,14 @@
 /**
- * Workspace copies and conditional changes family (docs/api.md, "Applying
- * changes"): a copy places a file or a directory taken from a root — the one
- * the apply builds on, or any the run retains — at its target by reference,
- * so a new root built from others reads and writes only the path to the
- * target; puts and deletes inside a copied directory compose with it; a
- * source that is missing, pruned or collected is refused, nothing written;
- * what a retained root reaches through a copy survives pruning and GC and
- * verifies. An apply's expectations hold in the root it builds on or nothing
- * is written; a missing delete may be ignored; a missing stat may answer
- * undefined; an unknown name anywhere in an apply is refused.
+ * Workspace copies and conditional changes family (docs/api.md,
+ * `tx.workspace.apply`): a copy places a file or a directory taken from a
+ * root — the one the apply builds on, or any the run retains — at its target
+ * by reference, so a new root built from others reads and writes only the
+ * path to the target; puts and deletes inside a copied directory compose
+ * with it; a source that is missing, pruned or collected is refused, nothing
+ * written; what a retained root reaches through a copy survives pruning and
+ * GC and verifies. An apply's expectations hold in the root it builds on or
+ * nothing is written; a missing delete may be ignored; a missing stat may
+ * answer undefined; an unknown name anywhere in an apply is refused.
  */
 
 import type { ApplyChanges } from "@runledger/core";

@@ -1,5 +1,5 @@
 /**
- * Workspace diff family (docs/api.md, "Comparing roots"): `r.workspace.diff(from, to)`
+ * Workspace diff family (docs/api.md, `r.workspace.diff`): `r.workspace.diff(from, to)`
  * reports exactly the files a reference model says differ — added, removed
  * or modified, with each side's size and digest — in path order, between
  * roots named by id or by event; equal subtrees are not read (a one-file
