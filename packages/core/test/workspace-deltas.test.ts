@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { toHex } from "../src/port/bytes.js";
 import type { Executor } from "../src/port/driver.js";
-import { toHex } from "../src/port/hash.js";
 import { applyDelta, baseFor, encodeDelta } from "../src/workspace/delta.js";
 import { compareNames, type DirectoryNode, encodeNode, type Item } from "../src/workspace/node.js";
 import { BYTES, DELTA, idKey, RebuiltNodes, readNodeBytes } from "../src/workspace/objects.js";

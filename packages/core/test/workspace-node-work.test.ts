@@ -8,8 +8,9 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { toHex } from "../src/port/bytes.js";
 import { RunledgerError } from "../src/port/errors.js";
-import { portableHash, toHex } from "../src/port/hash.js";
+import { portableHash } from "../src/port/hash.js";
 import { type DirectoryNode, INLINE_MAX, type Item } from "../src/workspace/node.js";
 import { BYTES, idKey, NodeCache, NodeLoader } from "../src/workspace/objects.js";
 import { applyPlan, planEdits } from "../src/workspace/plan.js";

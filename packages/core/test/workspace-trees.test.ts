@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { portableHash, toHex } from "../src/port/hash.js";
+import { toHex } from "../src/port/bytes.js";
+import { portableHash } from "../src/port/hash.js";
 import { applyDelta, encodeDelta } from "../src/workspace/delta.js";
 import {
   compareNames,

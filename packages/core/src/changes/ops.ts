@@ -11,9 +11,9 @@
  * `"absent"`, `"present"`, or `{ sha256 }` — present with exactly that
  * content. A failed expectation refuses the op's whole partition.
  */
-import { sha256Hex, utf8 } from "../port/hash.js";
+import { sha256Hex } from "../port/hash.js";
 import { checkNames } from "../port/options.js";
-import { isWellFormed } from "../port/text.js";
+import { isWellFormed, utf8 } from "../port/text.js";
 import { invalidChange } from "./invalid.js";
 
 export type Expectation = "absent" | "present" | { readonly sha256: string };

@@ -16,9 +16,9 @@
  *   state) and written with multi-row statements.
  */
 
+import { toHex } from "../port/bytes.js";
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
-import { toHex } from "../port/hash.js";
 import { keysetPages, keysetRows } from "../port/keyset.js";
 import { checkNames } from "../port/options.js";
 import type { Row, SqlValue } from "../port/values.js";

@@ -3,9 +3,9 @@
  * order, a commit's ops, the live keys of a partition, content by digest,
  * and the units its staging area holds.
  */
+import { fromHex } from "../port/bytes.js";
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
-import { fromHex } from "../port/hash.js";
 import { keysetRows } from "../port/keyset.js";
 import type { Row } from "../port/values.js";
 import { expectationOf, hexOrNull } from "./digests.js";

@@ -13,9 +13,9 @@
  * (every batch decided; the op rows and contents are deleted, the batch rows
  * stay as the unit's outcome).
  */
+import { fromHex } from "../port/bytes.js";
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
-import { fromHex } from "../port/hash.js";
 import type { SqlValue } from "../port/values.js";
 import { expectationColumns } from "./digests.js";
 import type { Placement, PlannedBatch } from "./planner.js";

@@ -3,8 +3,8 @@
  * chosen root, copying only what that root reaches.
  */
 import type { Lease } from "../connection/lease.js";
+import { toHex } from "../port/bytes.js";
 import { RunledgerError } from "../port/errors.js";
-import { toHex } from "../port/hash.js";
 import { copyRoot } from "../workspace/copy.js";
 import { EMPTY_ROOT_ID, EMPTY_ROOT_ID_BYTES } from "../workspace/node.js";
 import { type NodeCache, NodeLoader } from "../workspace/objects.js";

@@ -3,8 +3,8 @@
  * (idempotency keys, gap-free sequences, the workspace root each event
  * records).
  */
+import { toHex } from "../port/bytes.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
-import { toHex } from "../port/hash.js";
 import { type JsonObject, toJsonText } from "../port/json.js";
 import { keysetRows } from "../port/keyset.js";
 import { checkNames } from "../port/options.js";

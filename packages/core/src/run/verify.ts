@@ -15,9 +15,9 @@
  * held in its entry exactly when it is small (its bytes re-hashed likewise),
  * each root a journal event holds re-hashed against the id it records.
  */
+import { sameBytes, toHex } from "../port/bytes.js";
 import type { Executor } from "../port/driver.js";
 import type { HashFunctions } from "../port/hash.js";
-import { sameBytes, toHex } from "../port/hash.js";
 import { checkViolations } from "../schema/checks.js";
 import { HAS_OBJECT, READ_CHUNK } from "../workspace/files.js";
 import { objectRows, retainedRoots } from "../workspace/gc.js";

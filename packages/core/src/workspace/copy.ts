@@ -4,9 +4,9 @@
  * what the target already holds. Ids are content addresses, so the root has
  * the same id in the target as in the source.
  */
+import { sameBytes } from "../port/bytes.js";
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
-import { sameBytes } from "../port/hash.js";
 import { INSERT_CHUNK, READ_CHUNK, READ_OBJECT } from "./files.js";
 import { type DirectoryNode, decodeNode, INLINE_NODE_MAX } from "./node.js";
 import { objectKey } from "./object-key.js";

@@ -16,7 +16,8 @@
  */
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
-import { type HashFunctions, utf8 } from "../port/hash.js";
+import type { HashFunctions } from "../port/hash.js";
+import { utf8 } from "../port/text.js";
 import { INLINE_MAX } from "./node.js";
 import { OBJECT_BY_ID, OBJECT_KEY_PREFIX_BYTES, objectKey } from "./object-key.js";
 import { BYTES, CHUNK_LIST, idKey, type ObjectRow } from "./objects.js";

@@ -55,8 +55,10 @@
  * with it. Measured on a step adding a file to a directory of 5,000: one in
  * 12 wrote five nodes and 9.0 WAL pages, one in 32 writes three and 7.0.
  */
+import { sameBytes, toHex } from "../port/bytes.js";
 import type { HashFunctions } from "../port/hash.js";
-import { isAscii, portableHash, sameBytes, toHex, utf8 } from "../port/hash.js";
+import { portableHash } from "../port/hash.js";
+import { isAscii, utf8 } from "../port/text.js";
 import { blockBytes } from "./blocks.js";
 
 /** A node ends after about one entry in CUT_ONE_IN (its mean size in entries). */

@@ -12,9 +12,10 @@
  * the new root is published), so the cache can never stand in for a row
  * the database lacks.
  */
+import { toHex } from "../port/bytes.js";
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
-import { type HashFunctions, toHex } from "../port/hash.js";
+import type { HashFunctions } from "../port/hash.js";
 import { applyDelta, encodeDelta, MAX_CHAIN } from "./delta.js";
 import { type DirectoryNode, decodeNode, type Item } from "./node.js";
 import { OBJECT_BY_ID, objectIdEquals, objectKey } from "./object-key.js";

@@ -7,9 +7,10 @@
  * the apply builds on and what must be there; when any fails, nothing is
  * written.
  */
+import { fromHex, toHex } from "../port/bytes.js";
 import type { Executor } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
-import { fromHex, type HashFunctions, toHex } from "../port/hash.js";
+import type { HashFunctions } from "../port/hash.js";
 import { checkNames } from "../port/options.js";
 import { type DirectoryNode, directoryItem, type Item } from "./node.js";
 import { settle } from "./node-work.js";

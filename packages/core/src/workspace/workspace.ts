@@ -2,10 +2,10 @@
  * The workspace API a run transaction or snapshot exposes: reads, history,
  * apply, pins, prune and GC over the content-addressed tree.
  */
+import { fromHex, toHex } from "../port/bytes.js";
 import type { InjectedContext } from "../port/context.js";
 import type { Executor } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
-import { fromHex, toHex } from "../port/hash.js";
 import type { JsonObject } from "../port/json.js";
 import { keysetRows } from "../port/keyset.js";
 import { checkNames } from "../port/options.js";
