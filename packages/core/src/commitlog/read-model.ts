@@ -21,10 +21,10 @@ import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { keysetPages, keysetRows } from "../port/keyset.js";
 import { checkNames } from "../port/options.js";
+import { placeholders, ROWS_PER_STATEMENT } from "../port/placeholders.js";
 import type { Row, SqlValue } from "../port/values.js";
 import type { DatabaseAccess } from "./context.js";
 import { type CommitLog, commitLogAccess } from "./log.js";
-import { placeholders } from "./staging.js";
 import type { LogCommit } from "./types.js";
 
 export interface CatchUpOptions {
@@ -52,7 +52,6 @@ export interface CatalogRow {
   readonly intent: string;
 }
 
-const ROWS_PER_STATEMENT = 64;
 const BYTES_PER_STATEMENT = 1 << 20;
 
 export class ReadModel {

@@ -7,9 +7,9 @@ import { fromHex } from "../port/bytes.js";
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { keysetRows } from "../port/keyset.js";
+import { placeholders } from "../port/placeholders.js";
 import type { Row } from "../port/values.js";
 import { expectationOf, hexOrNull } from "./digests.js";
-import { placeholders } from "./staging.js";
 import type {
   LandedVersion,
   LiveKey,

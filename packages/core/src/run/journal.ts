@@ -8,6 +8,7 @@ import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import { type JsonObject, toJsonText } from "../port/json.js";
 import { keysetRows } from "../port/keyset.js";
 import { checkNames } from "../port/options.js";
+import { placeholders } from "../port/placeholders.js";
 import { prefixCondition } from "../port/prefix-range.js";
 import { isWellFormed } from "../port/text.js";
 import type { Row } from "../port/values.js";
@@ -162,9 +163,8 @@ export class JournalReader {
       .sort(range.order === "asc" ? (a, b) => a - b : (a, b) => b - a)
       .slice(0, limit);
     if (sequences.length === 0) return [];
-    const marks = sequences.map(() => "?").join(", ");
     const { rows } = await this.executor.execute(
-      `${SELECT_EVENT} WHERE sequence IN (${marks}) ORDER BY sequence ${range.order.toUpperCase()}`,
+      `${SELECT_EVENT} WHERE sequence IN ${placeholders(1, sequences.length)} ORDER BY sequence ${range.order.toUpperCase()}`,
       sequences,
     );
     return rows;

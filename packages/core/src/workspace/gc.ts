@@ -13,6 +13,7 @@
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { keysetRows } from "../port/keyset.js";
+import { placeholders } from "../port/placeholders.js";
 import { EMPTY_ROOT_ID_BYTES, isNodeBytes } from "./node.js";
 import { OBJECT_BY_ID, objectKey } from "./object-key.js";
 import {
@@ -188,7 +189,7 @@ async function deleteAll(
   for (let start = 0; start < ids.length; start += PAGE) {
     const batch = ids.slice(start, start + PAGE);
     await executor.execute(
-      `DELETE FROM ${table} WHERE ${column} IN (${batch.map(() => "?").join(", ")})`,
+      `DELETE FROM ${table} WHERE ${column} IN ${placeholders(1, batch.length)}`,
       batch,
     );
   }

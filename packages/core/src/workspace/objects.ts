@@ -16,6 +16,7 @@ import { toHex } from "../port/bytes.js";
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import type { HashFunctions } from "../port/hash.js";
+import { placeholders, ROWS_PER_STATEMENT } from "../port/placeholders.js";
 import { applyDelta, encodeDelta, MAX_CHAIN } from "./delta.js";
 import { type DirectoryNode, decodeNode, type Item } from "./node.js";
 import { OBJECT_BY_ID, objectIdEquals, objectKey } from "./object-key.js";
@@ -49,13 +50,9 @@ export interface ObjectRow {
 }
 
 const LOAD = `SELECT kind, size, depth, data FROM workspace_object WHERE ${OBJECT_BY_ID}`;
-/** Rows per INSERT: few statements for many objects, well under SQLite's variable limit. */
-const ROWS_PER_INSERT = 64;
-const values = (rows: number, columns: number) =>
-  Array.from({ length: rows }, () => `(${Array(columns).fill("?").join(", ")})`).join(", ");
 /** Rows stored whole: id, kind, size, data. */
 const wholeSql = (rows: number) =>
-  `INSERT INTO workspace_object (id, kind, size, data) VALUES ${values(rows, 4)}`;
+  `INSERT INTO workspace_object (id, kind, size, data) VALUES ${placeholders(rows, 4)}`;
 /**
  * Rows some of which propose a delta: id, kind, size, whole data, then the
  * delta's base id and data (or nulls). The representation is chosen here,
@@ -69,12 +66,12 @@ SELECT v.column1,
   v.column3,
   iif(b.depth < ${MAX_CHAIN}, b.depth + 1, 0),
   iif(b.depth < ${MAX_CHAIN}, v.column6, v.column4)
-FROM (VALUES ${values(rows, 6)}) AS v
+FROM (VALUES ${placeholders(rows, 6)}) AS v
 LEFT JOIN workspace_object AS b ON ${objectIdEquals("b.id", "v.column5")}`;
-const WHOLE_SQL = Array.from({ length: ROWS_PER_INSERT + 1 }, (_, n) =>
+const WHOLE_SQL = Array.from({ length: ROWS_PER_STATEMENT + 1 }, (_, n) =>
   n === 0 ? "" : wholeSql(n),
 );
-const PROPOSING_SQL = Array.from({ length: ROWS_PER_INSERT + 1 }, (_, n) =>
+const PROPOSING_SQL = Array.from({ length: ROWS_PER_STATEMENT + 1 }, (_, n) =>
   n === 0 ? "" : proposingSql(n),
 );
 
@@ -85,8 +82,8 @@ const PROPOSING_SQL = Array.from({ length: ROWS_PER_INSERT + 1 }, (_, n) =>
  * answer is read, so a driver may send them later (port/driver.ts).
  */
 export async function insertObjects(executor: Executor, rows: readonly ObjectRow[]): Promise<void> {
-  for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
-    const batch = rows.slice(start, start + ROWS_PER_INSERT);
+  for (let start = 0; start < rows.length; start += ROWS_PER_STATEMENT) {
+    const batch = rows.slice(start, start + ROWS_PER_STATEMENT);
     const params: (Uint8Array | number | null)[] = [];
     if (batch.every((row) => row.delta === undefined)) {
       for (const row of batch) params.push(row.id, row.kind, row.size, row.data);
