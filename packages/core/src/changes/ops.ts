@@ -123,8 +123,3 @@ function checkExpectation(expect: unknown, where: string, index: number): void {
     { index },
   );
 }
-
-/** An expectation as text, for refusals and the log: "absent", "present", "sha256:<hex>". */
-export function describeExpectation(expect: Expectation): string {
-  return typeof expect === "string" ? expect : `sha256:${expect.sha256}`;
-}
