@@ -6,8 +6,8 @@
  * before a statement is sent.
  */
 import { describe, expect, it } from "vitest";
-import { READ_MODEL_SCHEMA_V1 } from "../src/commitlog/read-model-schema-v1.js";
-import { COMMIT_LOG_SCHEMA_V1 } from "../src/commitlog/schema-v1.js";
+import { READ_MODEL_SCHEMA_V1 } from "../src/commit-log/read-model-schema-v1.js";
+import { COMMIT_LOG_SCHEMA_V1 } from "../src/commit-log/schema-v1.js";
 import type { Executor } from "../src/port/driver.js";
 import { RunledgerError } from "../src/port/errors.js";
 import { DATASTORE_SCHEMA_V1 } from "../src/repositories/datastore/schema-v1.js";

@@ -30,10 +30,10 @@
  *   unit calls when it is decided). That write records no route-1 signal and
  *   stages nothing: the log already holds that state.
  */
-import type { DatabaseAccess } from "../../commitlog/context.js";
-import type { CommitLog } from "../../commitlog/log.js";
-import { landedContentMissing, reconciledKey } from "../../commitlog/reader.js";
-import type { DocumentReconciler, LandedVersion, ReconciledKey } from "../../commitlog/types.js";
+import type { DatabaseAccess } from "../../commit-log/context.js";
+import type { CommitLog } from "../../commit-log/log.js";
+import { landedContentMissing, reconciledKey } from "../../commit-log/reader.js";
+import type { DocumentReconciler, LandedVersion, ReconciledKey } from "../../commit-log/types.js";
 import { fromHex, toHex } from "../../port/bytes.js";
 import type { Executor } from "../../port/driver.js";
 import { RunledgerError } from "../../port/errors.js";
