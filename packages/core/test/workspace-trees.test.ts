@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { toHex } from "../src/port/bytes.js";
 import { portableHash } from "../src/port/hash.js";
 import { applyDelta, encodeDelta } from "../src/workspace/delta.js";
+import { idKey } from "../src/workspace/id-key.js";
 import {
   compareNames,
   type DirectoryNode,
@@ -17,7 +18,8 @@ import {
   isCut,
   MAX_NODE_ENTRIES,
 } from "../src/workspace/node.js";
-import { idKey, NodeCache, NodeLoader } from "../src/workspace/objects.js";
+import { NodeCache } from "../src/workspace/node-cache.js";
+import { NodeLoader } from "../src/workspace/node-loader.js";
 import {
   buildDirectory,
   builtBelow,

@@ -16,7 +16,7 @@ import type { WriteScope } from "../transaction/scope.js";
 import { WORKSPACE_ENCODING_V1 } from "../workspace/encoding.js";
 import { EMPTY_NODE } from "../workspace/node.js";
 import { objectIdEquals } from "../workspace/object-key.js";
-import { insertObjects, nodeRows } from "../workspace/objects.js";
+import { insertObjects, nodeRows } from "../workspace/object-rows.js";
 import { APPLICATION_ID, RUN_SCHEMA_VERSION, SCHEMA_V1 } from "./schema-v1.js";
 import type { RunContext, RunCreate } from "./types.js";
 

@@ -61,7 +61,7 @@ import { WORKSPACE_ENCODING_V1 } from "../workspace/encoding.js";
 import { CHUNK_SIZE } from "../workspace/files.js";
 import { EMPTY_ROOT_ID, INLINE_NODE_MAX } from "../workspace/node.js";
 import { OBJECT_KEY_PREFIX_BYTES, objectIdEquals } from "../workspace/object-key.js";
-import { BYTES, CHUNK_LIST, DELTA } from "../workspace/objects.js";
+import { BYTES, CHUNK_LIST, DELTA } from "../workspace/object-rows.js";
 
 /** PRAGMA application_id of every runledger run database: "RLDG" in ASCII. */
 export const APPLICATION_ID = 0x524c4447;

@@ -5,7 +5,7 @@
  */
 import { type LiveSchema, readLiveSchema } from "../schema/recognize.js";
 import type { ReadScope, WriteScope } from "../transaction/scope.js";
-import type { WorkspaceContext } from "../workspace/objects.js";
+import type { WorkspaceContext } from "../workspace/context.js";
 import type { RootJournal } from "../workspace/publish.js";
 import { readHead } from "../workspace/roots.js";
 import { WorkspaceReader, WorkspaceWriter } from "../workspace/workspace.js";

@@ -16,7 +16,7 @@ import { RunledgerError } from "../port/errors.js";
 import { portableHash } from "../port/hash.js";
 import { checkNames } from "../port/options.js";
 import type { WriteScope } from "../transaction/scope.js";
-import { NodeCache } from "../workspace/objects.js";
+import { NodeCache } from "../workspace/node-cache.js";
 import { rootPoint } from "../workspace/sources.js";
 import type { RunCatalog } from "./catalog/catalog.js";
 import { CatalogLink } from "./catalog/link.js";

@@ -21,6 +21,7 @@ import type { HashFunctions } from "../port/hash.js";
 import { checkViolations } from "../schema/checks.js";
 import { HAS_OBJECT, READ_CHUNK } from "../workspace/files.js";
 import { objectRows, retainedRoots } from "../workspace/gc.js";
+import { idKey } from "../workspace/id-key.js";
 import {
   compareNames,
   type DirectoryNode,
@@ -32,8 +33,10 @@ import {
   MAX_NODE_ENTRIES,
   nodeBytes,
 } from "../workspace/node.js";
+import { readNodeBytes } from "../workspace/node-bytes.js";
 import { objectKey } from "../workspace/object-key.js";
-import { BYTES, DELTA, idKey, RebuiltNodes, readNodeBytes } from "../workspace/objects.js";
+import { BYTES, DELTA } from "../workspace/object-rows.js";
+import { RebuiltNodes } from "../workspace/rebuilt-nodes.js";
 import { checkChain } from "./chain.js";
 import { SCHEMA_V1 } from "./schema-v1.js";
 

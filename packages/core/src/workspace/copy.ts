@@ -8,18 +8,13 @@ import { sameBytes } from "../port/bytes.js";
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { INSERT_CHUNK, READ_CHUNK, READ_OBJECT } from "./files.js";
+import { idKey } from "./id-key.js";
 import { type DirectoryNode, decodeNode, INLINE_NODE_MAX } from "./node.js";
+import { readNodeBytes } from "./node-bytes.js";
 import { objectKey } from "./object-key.js";
-import {
-  BYTES,
-  CHUNK_LIST,
-  idKey,
-  insertObjects,
-  type ObjectRow,
-  reachedNodes,
-  readNodeBytes,
-  readRootBytes,
-} from "./objects.js";
+import { BYTES, CHUNK_LIST, insertObjects, type ObjectRow } from "./object-rows.js";
+import { reachedNodes } from "./reached-nodes.js";
+import { readRootBytes } from "./roots.js";
 
 /**
  * Returns the root's node when it is small enough for the target's event to

@@ -18,7 +18,7 @@
  *   than its base's. So a chain always ends at a whole node within
  *   MAX_CHAIN reads, and a damaged file can never send a reader round a
  *   loop. Which representation a row gets is decided by SQLite when the row
- *   is inserted, from the base row it finds (see objects.ts): a delta only
+ *   is inserted, from the base row it finds (see object-rows.ts): a delta only
  *   onto a base that is present and not already MAX_CHAIN deep, else the
  *   whole node. No process has to know how another one stored a node.
  * - A delta is proposed only onto a node of the directory the edit replaced,

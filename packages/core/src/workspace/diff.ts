@@ -13,7 +13,7 @@
  */
 import { sameBytes, toHex } from "../port/bytes.js";
 import { compareNames, type DirectoryNode, type Item } from "./node.js";
-import type { NodeLoader } from "./objects.js";
+import type { NodeLoader } from "./node-loader.js";
 import { entries } from "./trees.js";
 
 /** A file as one side of a change shows it. */

@@ -32,7 +32,7 @@ import {
   NODE_DOMAIN,
 } from "./node.js";
 import { OBJECT_KEY_PREFIX_BYTES } from "./object-key.js";
-import { BYTES, CHUNK_LIST, DELTA } from "./objects.js";
+import { BYTES, CHUNK_LIST, DELTA } from "./object-rows.js";
 
 /** `name:value,…` in the order given: a small table as one field. */
 function table(entries: Record<string, number>): string {

@@ -19,9 +19,10 @@ import { RunledgerError } from "../port/errors.js";
 import type { HashFunctions } from "../port/hash.js";
 import { placeholders } from "../port/placeholders.js";
 import { utf8 } from "../port/text.js";
+import { idKey } from "./id-key.js";
 import { INLINE_MAX } from "./node.js";
 import { OBJECT_BY_ID, OBJECT_KEY_PREFIX_BYTES, objectKey } from "./object-key.js";
-import { BYTES, CHUNK_LIST, idKey, type ObjectRow } from "./objects.js";
+import { BYTES, CHUNK_LIST, type ObjectRow } from "./object-rows.js";
 
 /** The size blobs are cut into when written. Readers follow each blob's own chunk list. */
 export const CHUNK_SIZE = 256 * 1024;

@@ -14,18 +14,14 @@ import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { keysetRows } from "../port/keyset.js";
 import { placeholders } from "../port/placeholders.js";
+import { idKey } from "./id-key.js";
 import { EMPTY_ROOT_ID_BYTES, isNodeBytes } from "./node.js";
+import { readNodeBytes } from "./node-bytes.js";
+import type { NodeCache } from "./node-cache.js";
+import { NodeLoader } from "./node-loader.js";
 import { OBJECT_BY_ID, objectKey } from "./object-key.js";
-import {
-  BYTES,
-  CHUNK_LIST,
-  DELTA,
-  idKey,
-  type NodeCache,
-  NodeLoader,
-  reachedNodes,
-  readNodeBytes,
-} from "./objects.js";
+import { BYTES, CHUNK_LIST, DELTA } from "./object-rows.js";
+import { reachedNodes } from "./reached-nodes.js";
 import type { RootRef } from "./roots.js";
 
 export interface GarbageReport {

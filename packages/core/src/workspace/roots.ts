@@ -16,6 +16,7 @@
  */
 import type { Executor } from "../port/driver.js";
 import { EMPTY_ROOT_ID_BYTES } from "./node.js";
+import { readNodeBytes, type StoredNode } from "./node-bytes.js";
 import type { RootBase } from "./publish.js";
 
 /** The newest event: its sequence and root (the current root), its root's node when held, its digest. */
@@ -74,4 +75,15 @@ export async function eventRoot(
   if (row === undefined) return undefined;
   const node = row.root_node;
   return { id: row.root_id as Uint8Array, node: node instanceof Uint8Array ? node : undefined };
+}
+
+/**
+ * A root's bytes: as a stored node, else as the newest journal event holding
+ * it (roots.ts). Only a root may be found there; any other node is a row.
+ */
+export async function readRootBytes(executor: Executor, id: Uint8Array): Promise<StoredNode> {
+  const stored = await readNodeBytes(executor, id);
+  if (!stored.missing) return stored;
+  const held = await heldRoot(executor, id);
+  return held === undefined ? stored : { bytes: held };
 }

@@ -26,8 +26,8 @@ import {
   isCut,
   MAX_NODE_ENTRIES,
 } from "./node.js";
+import type { NodeLoader } from "./node-loader.js";
 import { type NodeWork, settle } from "./node-work.js";
-import type { NodeLoader } from "./objects.js";
 
 /** One step of a path from a directory's top node down: the node, and the child taken in it. */
 interface Step {

@@ -10,18 +10,13 @@ import type { JsonObject } from "../port/json.js";
 import { keysetRows } from "../port/keyset.js";
 import { checkNames } from "../port/options.js";
 import type { CallbackScope, WriteScope } from "../transaction/scope.js";
+import type { WorkspaceContext } from "./context.js";
 import { diffTrees, type WorkspaceChange } from "./diff.js";
 import { type Content, readFile, readFiles, storeFile, streamFile } from "./files.js";
 import { collectGarbage, type GarbageReport, pruneJournal } from "./gc.js";
 import { type DirectoryNode, INLINE_NODE_MAX, type Item, nodeBytes } from "./node.js";
-import {
-  BYTES,
-  insertObjects,
-  NodeLoader,
-  nodeRows,
-  type ObjectRow,
-  type WorkspaceContext,
-} from "./objects.js";
+import { NodeLoader } from "./node-loader.js";
+import { BYTES, insertObjects, nodeRows, type ObjectRow } from "./object-rows.js";
 import { parseDirectory, parsePath } from "./paths.js";
 import { applyPlan, type MissingRule, PLACEHOLDER, planEdits } from "./plan.js";
 import type { RootJournal } from "./publish.js";
