@@ -4,8 +4,9 @@ import { toHex } from "../src/port/bytes.js";
 import type { Executor } from "../src/port/driver.js";
 import { applyDelta, baseFor, encodeDelta } from "../src/workspace/delta.js";
 import { idKey } from "../src/workspace/id-key.js";
-import { compareNames, type DirectoryNode, encodeNode, type Item } from "../src/workspace/node.js";
+import { compareNames, type DirectoryNode, type Item } from "../src/workspace/node.js";
 import { readNodeBytes } from "../src/workspace/node-bytes.js";
+import { encodeNode } from "../src/workspace/node-encoding.js";
 import { BYTES, DELTA } from "../src/workspace/object-rows.js";
 import { RebuiltNodes } from "../src/workspace/rebuilt-nodes.js";
 

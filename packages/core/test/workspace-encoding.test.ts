@@ -15,13 +15,13 @@ import { WORKSPACE_ENCODING_FIELDS, WORKSPACE_ENCODING_V1 } from "../src/workspa
 import { CHUNK_SIZE } from "../src/workspace/files.js";
 import {
   CUT_ONE_IN,
-  EMPTY_ROOT_ID,
   ENTRY_KINDS,
   INLINE_MAX,
   INLINE_NODE_MAX,
   MAX_NODE_ENTRIES,
   NODE_DOMAIN,
 } from "../src/workspace/node.js";
+import { EMPTY_ROOT_ID } from "../src/workspace/node-encoding.js";
 import { OBJECT_KEY_PREFIX_BYTES } from "../src/workspace/object-key.js";
 import { BYTES, CHUNK_LIST, DELTA } from "../src/workspace/object-rows.js";
 import { SRC, sourceFiles } from "./source-files.js";

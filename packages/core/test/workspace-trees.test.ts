@@ -7,11 +7,6 @@ import { idKey } from "../src/workspace/id-key.js";
 import {
   compareNames,
   type DirectoryNode,
-  decodeNode,
-  directoryItem,
-  EMPTY_NODE,
-  EMPTY_ROOT_ID,
-  encodeNode,
   INLINE_MAX,
   INLINE_NODE_MAX,
   type Item,
@@ -19,6 +14,13 @@ import {
   MAX_NODE_ENTRIES,
 } from "../src/workspace/node.js";
 import { NodeCache } from "../src/workspace/node-cache.js";
+import { decodeNode } from "../src/workspace/node-decoding.js";
+import {
+  directoryItem,
+  EMPTY_NODE,
+  EMPTY_ROOT_ID,
+  encodeNode,
+} from "../src/workspace/node-encoding.js";
 import { NodeLoader } from "../src/workspace/node-loader.js";
 import {
   buildDirectory,

@@ -18,6 +18,7 @@ import { checkNames } from "../port/options.js";
 import type { WriteScope } from "../transaction/scope.js";
 import { NodeCache } from "../workspace/node-cache.js";
 import { rootPoint } from "../workspace/sources.js";
+import type { VerifyProgress } from "../workspace/verify.js";
 import type { RunCatalog } from "./catalog/catalog.js";
 import { CatalogLink } from "./catalog/link.js";
 import { listQuery } from "./catalog/list-options.js";
@@ -33,6 +34,7 @@ import { readEntry } from "./entry.js";
 import { establishRun, identityMismatch, validateCreate } from "./establish.js";
 import { type ForkPoint, type ForkResult, forkInto } from "./fork.js";
 import type { RootHint } from "./journal.js";
+import { JOURNAL_ROOTS } from "./journal-roots.js";
 import { type RunMarks, RunSnapshot, RunTransaction } from "./scopes.js";
 import {
   checkTransactionKey,
@@ -41,7 +43,7 @@ import {
   type TransactOptions,
 } from "./transaction-keys.js";
 import type { RunContext, RunCreate } from "./types.js";
-import { type VerifyProgress, type VerifyReport, verifyRun } from "./verify.js";
+import { type VerifyReport, verifyRun } from "./verify.js";
 
 export interface RunStoreOptions extends Omit<ConnectionProviderOptions<RunCreate>, "establish"> {
   /** Milliseconds since the epoch for timestamps. Default Date.now. */
@@ -93,7 +95,11 @@ export class RunStore extends ProviderStore<RunCreate> {
     }
     const context: RunContext = {
       ...injectedContext(options),
-      workspace: { nodes: new NodeCache(), hash: options.driver.hash ?? portableHash },
+      workspace: {
+        nodes: new NodeCache(),
+        hash: options.driver.hash ?? portableHash,
+        journal: JOURNAL_ROOTS,
+      },
     };
     super(options, establishRun(context));
     this.catalog = catalog;
@@ -283,13 +289,7 @@ export class RunStore extends ProviderStore<RunCreate> {
     try {
       const targetLease = await this.open(target, { create: options.create });
       try {
-        const result = await forkInto(
-          sourceLease.lease,
-          targetLease.lease,
-          at,
-          this.#context,
-          this.#context.workspace.nodes,
-        );
+        const result = await forkInto(sourceLease.lease, targetLease.lease, at, this.#context);
         return { ...result, lease: targetLease };
       } catch (error) {
         await targetLease.release();

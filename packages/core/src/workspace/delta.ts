@@ -28,17 +28,9 @@
  *   whose base is collected is first rewritten whole (gc.ts).
  */
 import { blockBytes } from "./blocks.js";
-import {
-  compareNames,
-  type DirectoryNode,
-  entryOffsets,
-  type Item,
-  NODE_PREFIX_LENGTH,
-  readVarint,
-  sharedEntries,
-  varintLength,
-  writeVarint,
-} from "./node.js";
+import { compareNames, type DirectoryNode, type Item, NODE_PREFIX_LENGTH } from "./node.js";
+import { entryOffsets, sharedEntries } from "./node-encoding.js";
+import { readVarint, varintLength, writeVarint } from "./varint.js";
 
 /** The deepest a delta row may be: a node is rebuilt from at most this many changes. */
 export const MAX_CHAIN = 16;
