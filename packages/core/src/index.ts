@@ -46,7 +46,7 @@
 
 // The run store and what it hands out.
 
-export type { Durability } from "./connection/provider.js";
+export type { Durability } from "./connection/provider-options.js";
 export type { JsonObject, JsonValue } from "./port/json.js";
 export type {
   ReconcileOptions,

@@ -4,7 +4,7 @@
  * singleton rows, then WAL).
  */
 
-import type { Establish } from "../connection/provider.js";
+import type { Establish } from "../connection/provider-options.js";
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { toJsonText } from "../port/json.js";

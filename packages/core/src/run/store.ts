@@ -9,7 +9,7 @@ import {
   type ConnectionProviderOptions,
   PROVIDER_OPTIONS,
   providerOptionsOf,
-} from "../connection/provider.js";
+} from "../connection/provider-options.js";
 import { ProviderStore } from "../connection/store-base.js";
 import { injectedContext } from "../port/context.js";
 import { RunledgerError } from "../port/errors.js";

@@ -12,7 +12,10 @@ import { CommitLog } from "../commit-log/log.js";
 import { ReadModel } from "../commit-log/read-model.js";
 import { LogReader } from "../commit-log/reader.js";
 import { openExisting } from "../connection/open-existing.js";
-import { type ConnectionProviderOptions, PROVIDER_OPTIONS } from "../connection/provider.js";
+import {
+  type ConnectionProviderOptions,
+  PROVIDER_OPTIONS,
+} from "../connection/provider-options.js";
 import { ProviderStore } from "../connection/store-base.js";
 import { injectedContext } from "../port/context.js";
 import { checkNames } from "../port/options.js";
