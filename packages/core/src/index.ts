@@ -63,15 +63,11 @@ export type {
   JournalReader,
   JournalStreamOptions,
 } from "./run/journal-reader.js";
+export type { RunLease } from "./run/lease.js";
 export { PAUSED_STATUSES, TERMINAL_STATUSES } from "./run/lifecycle.js";
 export type { RunRecordReader, RunRecordWriter } from "./run/run-row.js";
 export type { RunSnapshot, RunTransaction } from "./run/scopes.js";
-export {
-  type RunLease,
-  type RunOpenOptions,
-  RunStore,
-  type RunStoreOptions,
-} from "./run/store.js";
+export { type RunOpenOptions, RunStore, type RunStoreOptions } from "./run/store.js";
 export type { TransactOptions } from "./run/transaction-keys.js";
 export type {
   AppendResult,
