@@ -13,12 +13,12 @@ import {
 } from "./node.js";
 import { readVarint } from "./varint.js";
 
-// The kind byte of each leaf entry, by name (node.ts).
+// The kind bytes of leaf entries, as node.ts declares them (ENTRY_KINDS).
 const {
-  file: FILE,
-  directory: DIRECTORY,
-  "inline-file": INLINE_FILE,
-  "inline-directory": INLINE_DIRECTORY,
+  file: FILE_KIND,
+  directory: DIRECTORY_KIND,
+  "inline-file": INLINE_FILE_KIND,
+  "inline-directory": INLINE_DIRECTORY_KIND,
 } = ENTRY_KINDS;
 const DOMAIN = NODE_DOMAIN_BYTES;
 
@@ -45,8 +45,8 @@ export function decodeNode(id: Uint8Array, bytes: Uint8Array): DirectoryNode | u
       let kind: ItemKind = "node";
       const byte = level === 0 ? bytes[at++] : undefined;
       if (level === 0) {
-        if (byte === FILE || byte === INLINE_FILE) kind = "file";
-        else if (byte === DIRECTORY || byte === INLINE_DIRECTORY) kind = "directory";
+        if (byte === FILE_KIND || byte === INLINE_FILE_KIND) kind = "file";
+        else if (byte === DIRECTORY_KIND || byte === INLINE_DIRECTORY_KIND) kind = "directory";
         else return undefined;
       }
       const [nameLength, afterLength] = readVarint(bytes, at);
@@ -58,7 +58,7 @@ export function decodeNode(id: Uint8Array, bytes: Uint8Array): DirectoryNode | u
       at += 32;
       let size = 0;
       if (kind === "file") [size, at] = readVarint(bytes, at);
-      if (byte === INLINE_DIRECTORY) {
+      if (byte === INLINE_DIRECTORY_KIND) {
         const [length, afterNodeLength] = readVarint(bytes, at);
         at = afterNodeLength;
         if (length > INLINE_NODE_MAX || at + length > bytes.length) return undefined;
@@ -67,13 +67,13 @@ export function decodeNode(id: Uint8Array, bytes: Uint8Array): DirectoryNode | u
         if (node === undefined) return undefined;
         items.push({ name, kind, target, size, content, node });
         at += length;
-      } else if (byte === INLINE_FILE) {
+      } else if (byte === INLINE_FILE_KIND) {
         if (size > INLINE_MAX || at + size > bytes.length) return undefined;
         items.push({ name, kind, target, size, content: bytes.slice(at, at + size) });
         at += size;
       } else {
         // A small file held apart is not canonical: its id would differ from the inline one's.
-        if (byte === FILE && size <= INLINE_MAX) return undefined;
+        if (byte === FILE_KIND && size <= INLINE_MAX) return undefined;
         items.push({ name, kind, target, size });
       }
     }

@@ -19,12 +19,12 @@ import {
 } from "./node.js";
 import { varintLength, writeVarint } from "./varint.js";
 
-// The kind byte of each leaf entry, by name (node.ts).
+// The kind bytes of leaf entries, as node.ts declares them (ENTRY_KINDS).
 const {
-  file: FILE,
-  directory: DIRECTORY,
-  "inline-file": INLINE_FILE,
-  "inline-directory": INLINE_DIRECTORY,
+  file: FILE_KIND,
+  directory: DIRECTORY_KIND,
+  "inline-file": INLINE_FILE_KIND,
+  "inline-directory": INLINE_DIRECTORY_KIND,
 } = ENTRY_KINDS;
 const DOMAIN = NODE_DOMAIN_BYTES;
 
@@ -215,8 +215,9 @@ export const EMPTY_ROOT_ID_BYTES: Uint8Array = EMPTY_NODE.id;
 export const EMPTY_ROOT_ID: string = toHex(EMPTY_ROOT_ID_BYTES);
 
 function entryKind(item: Item): number {
-  if (item.kind === "directory") return item.content === undefined ? DIRECTORY : INLINE_DIRECTORY;
-  return item.content === undefined ? FILE : INLINE_FILE;
+  if (item.kind === "directory")
+    return item.content === undefined ? DIRECTORY_KIND : INLINE_DIRECTORY_KIND;
+  return item.content === undefined ? FILE_KIND : INLINE_FILE_KIND;
 }
 
 /**

@@ -77,12 +77,16 @@ export const INLINE_NODE_MAX = 512;
 export const NODE_DOMAIN = "runledger/node/1";
 /** What every node's bytes start with: the domain, then a 0x00. */
 export const NODE_DOMAIN_BYTES: Uint8Array = utf8(`${NODE_DOMAIN}\u0000`);
+const FILE = 1;
+const DIRECTORY = 2;
+const INLINE_FILE = 3;
+const INLINE_DIRECTORY = 4;
 /** The kind byte of each leaf entry (the layout above), by name. */
 export const ENTRY_KINDS = Object.freeze({
-  file: 1,
-  directory: 2,
-  "inline-file": 3,
-  "inline-directory": 4,
+  file: FILE,
+  directory: DIRECTORY,
+  "inline-file": INLINE_FILE,
+  "inline-directory": INLINE_DIRECTORY,
 } as const);
 
 export type ItemKind = "file" | "directory" | "node";
