@@ -44,9 +44,10 @@ export async function pruneJournal(executor: Executor, before: number): Promise<
 }
 
 /**
- * The journal's anchor after a prune before `?1`: event ?1 chains from the
- * digest of event ?2 (its predecessor) — when that event is kept until now,
- * so a prune that drops nothing leaves the anchor as it was.
+ * The journal's anchor after a prune before `before` (bound first, then
+ * `before - 1`): event `before` chains from the digest of the event before
+ * it — when that event is kept until now, so a prune that drops nothing
+ * leaves the anchor as it was.
  */
 const MOVE_ANCHOR = `INSERT INTO journal_anchor (singleton, sequence, digest)
 SELECT 1, ?, digest FROM journal WHERE sequence = ?
