@@ -50,6 +50,7 @@ import { type ReconcileParts, reconcileUnit } from "./unit-reconcile.js";
 import { toStagedOp } from "./unit-rows.js";
 import { markOf, rollBackTo, type ScopedParts, stagingScope, type UnitMark } from "./unit-scope.js";
 
+/** Where a unit of work is in its life: staging, incomplete, sealed (its commit started), done or abandoned. */
 export type UnitState =
   /** Taking changes. */
   | "staging"

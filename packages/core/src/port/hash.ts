@@ -18,7 +18,8 @@ import { plainBytes } from "./values.js";
  *
  * Incremental hashing lets large content be digested chunk by chunk without
  * ever holding it whole, and `copy` lets the digest of every prefix be taken
- * along the way without hashing any byte twice (see workspace/files.ts).
+ * along the way without hashing any byte twice (as core does for the
+ * pieces of a large file).
  */
 export interface HashFunctions {
   /** A short name for messages and benchmarks ("portable", "node:crypto"). */

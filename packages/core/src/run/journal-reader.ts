@@ -26,9 +26,11 @@ const READ_OPTIONS = ["after", "before", "order", "keyPrefix"] as const;
 /**
  * Reads of the journal: by key, or a range in sequence order, oldest or
  * newest first. Each call that answers a promise is an operation of the
- * scope (scope.ts): the callback must await it.
+ * snapshot or transaction that handed out this reader: its callback must
+ * await it.
  */
 export class JournalReader {
+  /** @internal */
   protected readonly executor: CallbackScope;
   /** LIST statements built so far, by order and prefix shape (at most six). */
   readonly #lists = new Map<string, string>();

@@ -36,7 +36,10 @@ export class RunTransaction {
   readonly #hint: RootHint;
   readonly #marks: RunMarks;
 
-  /** `hint`: the last event the lease saw appended, shared by its transactions (see RootHint). */
+  /**
+   * @internal A run lease makes its transactions. `hint`: the last event the
+   * lease saw appended, shared by its transactions (see RootHint).
+   */
   constructor(
     scope: WriteScope,
     context: RunContext,

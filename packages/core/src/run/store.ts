@@ -35,6 +35,7 @@ import { JOURNAL_ROOTS } from "./journal-roots.js";
 import { RunLease } from "./lease.js";
 import type { RunContext, RunCreate } from "./types.js";
 
+/** What `new RunStore(options)` takes: the provider's options, the injected clock and ids, a catalog. */
 export interface RunStoreOptions extends Omit<ConnectionProviderOptions<RunCreate>, "establish"> {
   /** Milliseconds since the epoch for timestamps. Default Date.now. */
   readonly clock?: () => number;

@@ -15,6 +15,7 @@ import { checkHeldRoots, checkJournal } from "./journal-check.js";
 import { JOURNAL_ROOTS } from "./journal-roots.js";
 import { SCHEMA_V1 } from "./schema-v1.js";
 
+/** What `lease.verify()` answers: whether the run is sound, every problem found, and what it checked. */
 export interface VerifyReport {
   readonly ok: boolean;
   /** One line per problem found; empty when ok. */

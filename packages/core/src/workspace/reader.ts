@@ -50,7 +50,9 @@ export const AT_ROOT = ["root"];
  * the callback as it goes.
  */
 export class WorkspaceReader {
+  /** @internal */
   protected readonly executor: CallbackScope;
+  /** @internal */
   protected readonly workspace: WorkspaceContext;
 
   /** @internal A run snapshot or transaction makes its workspace reader. */
@@ -235,12 +237,12 @@ export class WorkspaceReader {
     return this.executor.track(listPins(this.executor));
   }
 
-  /** A loader reading with `executor` (default this scope's), through the store's node cache. */
+  /** @internal A loader reading with `executor` (default this scope's), through the store's node cache. */
   protected loader(executor: Executor = this.executor): NodeLoader {
     return new NodeLoader(executor, this.workspace.nodes, this.workspace.journal);
   }
 
-  /** A root (default: the current one) as a node, or `root_not_found`. */
+  /** @internal A root (default: the current one) as a node, or `root_not_found`. */
   protected async rootNode(loader: NodeLoader, root: string | undefined): Promise<DirectoryNode> {
     if (root === undefined) {
       const head = await this.workspace.journal.head(this.executor);
