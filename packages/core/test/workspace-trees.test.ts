@@ -7,6 +7,7 @@ import { idKey } from "../src/workspace/id-key.js";
 import {
   compareNames,
   type DirectoryNode,
+  decodeNode,
   INLINE_MAX,
   INLINE_NODE_MAX,
   type Item,
@@ -14,7 +15,6 @@ import {
   MAX_NODE_ENTRIES,
 } from "../src/workspace/node.js";
 import { NodeCache } from "../src/workspace/node-cache.js";
-import { decodeNode } from "../src/workspace/node-decoding.js";
 import {
   directoryItem,
   EMPTY_NODE,

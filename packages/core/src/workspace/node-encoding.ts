@@ -12,20 +12,13 @@ import { blockBytes } from "./blocks.js";
 import {
   compareNames,
   type DirectoryNode,
-  ENTRY_KINDS,
+  entryKind,
   INLINE_NODE_MAX,
   type Item,
   NODE_DOMAIN_BYTES,
 } from "./node.js";
 import { varintLength, writeVarint } from "./varint.js";
 
-// The kind bytes of leaf entries, as node.ts declares them (ENTRY_KINDS).
-const {
-  file: FILE_KIND,
-  directory: DIRECTORY_KIND,
-  "inline-file": INLINE_FILE_KIND,
-  "inline-directory": INLINE_DIRECTORY_KIND,
-} = ENTRY_KINDS;
 const DOMAIN = NODE_DOMAIN_BYTES;
 
 /**
@@ -213,12 +206,6 @@ export const EMPTY_NODE: DirectoryNode = encodeNode(0, []);
 export const EMPTY_ROOT_ID_BYTES: Uint8Array = EMPTY_NODE.id;
 /** The canonical empty workspace root, identical on every adapter (hex). */
 export const EMPTY_ROOT_ID: string = toHex(EMPTY_ROOT_ID_BYTES);
-
-function entryKind(item: Item): number {
-  if (item.kind === "directory")
-    return item.content === undefined ? DIRECTORY_KIND : INLINE_DIRECTORY_KIND;
-  return item.content === undefined ? FILE_KIND : INLINE_FILE_KIND;
-}
 
 /**
  * The entry naming a directory whose top node is `top`: holding the node's

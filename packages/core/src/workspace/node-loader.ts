@@ -7,9 +7,9 @@ import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { idKey } from "./id-key.js";
 import type { DirectoryNode, Item } from "./node.js";
+import { decodeNode } from "./node.js";
 import { readNodeBytes } from "./node-bytes.js";
 import type { NodeCache } from "./node-cache.js";
-import { decodeNode } from "./node-decoding.js";
 import type { JournalRoots } from "./root-journal.js";
 import { readRootBytes } from "./roots.js";
 

@@ -55,10 +55,11 @@
  * with it. Measured on a step adding a file to a directory of 5,000: one in
  * 12 wrote five nodes and 9.0 WAL pages, one in 32 writes three and 7.0.
  *
- * Here: the format's constants and the shape of a node; its bytes are
- * written by node-encoding.ts and read by node-decoding.ts.
+ * Here: the format's constants, the shape of a node, and its bytes read
+ * back (decodeNode); they are written by node-encoding.ts.
  */
 import { isAscii, utf8 } from "../port/text.js";
+import { readVarint } from "./varint.js";
 
 /** A node ends after about one entry in CUT_ONE_IN (its mean size in entries). */
 export const CUT_ONE_IN = 32;
@@ -159,3 +160,72 @@ export function isCut(level: number, name: string): boolean {
 
 /** The bytes every node starts with, up to its level byte: the domain and the level. */
 export const NODE_PREFIX_LENGTH = NODE_DOMAIN_BYTES.length + 1;
+
+/** A leaf entry's kind byte (the layout above). */
+export function entryKind(item: Item): number {
+  if (item.kind === "directory") return item.content === undefined ? DIRECTORY : INLINE_DIRECTORY;
+  return item.content === undefined ? FILE : INLINE_FILE;
+}
+
+// ignoreBOM keeps a name that starts with U+FEFF as it is (by default the decoder drops it).
+const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** True when bytes start with the node domain (a stored object that is a directory node). */
+export function isNodeBytes(bytes: Uint8Array): boolean {
+  if (bytes.length < NODE_DOMAIN_BYTES.length) return false;
+  for (let i = 0; i < NODE_DOMAIN_BYTES.length; i++)
+    if (bytes[i] !== NODE_DOMAIN_BYTES[i]) return false;
+  return true;
+}
+
+/** Reads a node's bytes; undefined when they are not a well-formed node. */
+export function decodeNode(id: Uint8Array, bytes: Uint8Array): DirectoryNode | undefined {
+  try {
+    if (bytes.length < NODE_DOMAIN_BYTES.length + 2 || !isNodeBytes(bytes)) return undefined;
+    let at = NODE_DOMAIN_BYTES.length;
+    const level = bytes[at++]!;
+    const [count, afterCount] = readVarint(bytes, at);
+    at = afterCount;
+    const items: Item[] = [];
+    for (let i = 0; i < count; i++) {
+      let kind: ItemKind = "node";
+      const byte = level === 0 ? bytes[at++] : undefined;
+      if (level === 0) {
+        if (byte === FILE || byte === INLINE_FILE) kind = "file";
+        else if (byte === DIRECTORY || byte === INLINE_DIRECTORY) kind = "directory";
+        else return undefined;
+      }
+      const [nameLength, afterLength] = readVarint(bytes, at);
+      at = afterLength;
+      if (at + nameLength + 32 > bytes.length) return undefined;
+      const name = decoder.decode(bytes.subarray(at, at + nameLength));
+      at += nameLength;
+      const target = bytes.slice(at, at + 32);
+      at += 32;
+      let size = 0;
+      if (kind === "file") [size, at] = readVarint(bytes, at);
+      if (byte === INLINE_DIRECTORY) {
+        const [length, afterNodeLength] = readVarint(bytes, at);
+        at = afterNodeLength;
+        if (length > INLINE_NODE_MAX || at + length > bytes.length) return undefined;
+        const content = bytes.slice(at, at + length);
+        const node = decodeNode(target, content);
+        if (node === undefined) return undefined;
+        items.push({ name, kind, target, size, content, node });
+        at += length;
+      } else if (byte === INLINE_FILE) {
+        if (size > INLINE_MAX || at + size > bytes.length) return undefined;
+        items.push({ name, kind, target, size, content: bytes.slice(at, at + size) });
+        at += size;
+      } else {
+        // A small file held apart is not canonical: its id would differ from the inline one's.
+        if (byte === FILE && size <= INLINE_MAX) return undefined;
+        items.push({ name, kind, target, size });
+      }
+    }
+    if (at !== bytes.length) return undefined;
+    return { id, level, items };
+  } catch {
+    return undefined;
+  }
+}

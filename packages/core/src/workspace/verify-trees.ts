@@ -15,13 +15,13 @@ import { idKey } from "./id-key.js";
 import {
   compareNames,
   type DirectoryNode,
+  decodeNode,
   INLINE_NODE_MAX,
   type Item,
   isCut,
   MAX_NODE_ENTRIES,
 } from "./node.js";
 import { readNodeBytes } from "./node-bytes.js";
-import { decodeNode } from "./node-decoding.js";
 import { EMPTY_ROOT_ID_BYTES, nodeBytes } from "./node-encoding.js";
 import { objectKey } from "./object-key.js";
 import type { RebuiltNodes } from "./rebuilt-nodes.js";
