@@ -14,7 +14,7 @@ const REMOVE_PIN = "DELETE FROM workspace_pin WHERE name = ?";
 const PINNED_ROOTS = "SELECT DISTINCT root_id FROM workspace_pin ORDER BY root_id";
 
 /** Every pin, by name: its name and the root it keeps (hex). */
-export async function listPins(executor: Executor): Promise<{ name: string; rootId: string }[]> {
+export async function listPins(executor: Executor) {
   const { rows } = await executor.execute(PINS);
   return rows.map((row) => ({ name: String(row.name), rootId: toHex(row.root_id as Uint8Array) }));
 }
