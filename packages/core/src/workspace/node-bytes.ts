@@ -12,7 +12,7 @@ import type { RebuiltNodes } from "./rebuilt-nodes.js";
 const LOAD = `SELECT kind, size, depth, data FROM workspace_object WHERE ${OBJECT_BY_ID}`;
 
 /** A stored node's bytes, or why there are none: no row at all, or a damaged row or chain. */
-export type StoredNode =
+export type NodeBytes =
   | { readonly bytes: Uint8Array; readonly missing?: undefined; readonly damage?: undefined }
   | { readonly missing: true; readonly bytes?: undefined; readonly damage?: undefined }
   | { readonly damage: string; readonly bytes?: undefined; readonly missing?: undefined };
@@ -27,7 +27,7 @@ export async function readNodeBytes(
   executor: Executor,
   id: Uint8Array,
   rebuilt?: RebuiltNodes,
-): Promise<StoredNode> {
+): Promise<NodeBytes> {
   const chain: ChainLink[] = [];
   let at = id;
   let above = MAX_CHAIN + 1;
@@ -69,7 +69,7 @@ function rebuild(
   base: Uint8Array,
   chain: readonly ChainLink[],
   rebuilt: RebuiltNodes | undefined,
-): StoredNode {
+): NodeBytes {
   let bytes = base;
   for (let i = chain.length - 1; i >= 0; i--) {
     const link = chain[i]!;

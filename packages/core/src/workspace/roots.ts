@@ -16,7 +16,7 @@
  * down — so it stores its row.)
  */
 import type { Executor } from "../port/driver.js";
-import { readNodeBytes, type StoredNode } from "./node-bytes.js";
+import { type NodeBytes, readNodeBytes } from "./node-bytes.js";
 import type { JournalRoots } from "./root-journal.js";
 
 /**
@@ -28,7 +28,7 @@ export async function readRootBytes(
   executor: Executor,
   journal: JournalRoots | undefined,
   id: Uint8Array,
-): Promise<StoredNode> {
+): Promise<NodeBytes> {
   const stored = await readNodeBytes(executor, id);
   if (!stored.missing || journal === undefined) return stored;
   const held = await journal.heldBytes(executor, id);
