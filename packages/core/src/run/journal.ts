@@ -31,15 +31,14 @@ import type { AppendResult, RunContext, RunStatus } from "./types.js";
 // given (an apply's new root, when small enough to be held), else the base
 // event's when the root is the same (an append). Before the first event, the
 // base is sequence 0 with the digest the first event chains from, and no row
-// is looked for. Each value is bound once, named by the one-row `event`.
-const APPEND_AFTER = `WITH event (sequence, event_id, idempotency_key, record, root_id, root_node,
-  written_at, digest, base, first_link, previous) AS (VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?))
-INSERT INTO journal (sequence, event_id, idempotency_key, record, root_id, root_node, written_at, digest)
+// is looked for. Each value is bound once, named by the one-row `e`.
+const APPEND_AFTER = `INSERT INTO journal (sequence, event_id, idempotency_key, record, root_id, root_node, written_at, digest)
 SELECT e.sequence, e.event_id, e.idempotency_key, e.record, e.root_id,
   coalesce(e.root_node,
     (SELECT j.root_node FROM journal AS j WHERE j.sequence = e.base AND j.root_id = e.root_id)),
   e.written_at, e.digest
-FROM event AS e
+FROM (SELECT ? AS sequence, ? AS event_id, ? AS idempotency_key, ? AS record, ? AS root_id,
+  ? AS root_node, ? AS written_at, ? AS digest, ? AS base, ? AS first_link, ? AS previous) AS e
 WHERE coalesce((SELECT j.digest FROM journal AS j WHERE j.sequence = e.base), e.first_link) = e.previous`;
 
 const BY_KEY = `SELECT sequence, event_id, record, root_id FROM journal WHERE idempotency_key = ?`;
