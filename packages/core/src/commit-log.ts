@@ -85,28 +85,28 @@ export {
 } from "./changes/partitions.js";
 // The commit log and the read model.
 
-export type { DatabaseAccess } from "./commitlog/context.js";
-export { type BeginOptions, type CommitLog, commitLogAccess } from "./commitlog/log.js";
+export type { DatabaseAccess } from "./commit-log/context.js";
+export { type BeginOptions, type CommitLog, commitLogAccess } from "./commit-log/log.js";
 export type {
   CatalogRow,
   CatchUpOptions,
   CatchUpResult,
   ReadModel,
   ReadModelReader,
-} from "./commitlog/read-model.js";
+} from "./commit-log/read-model.js";
 export {
   READ_MODEL_APPLICATION_ID,
   READ_MODEL_SCHEMA_V1,
   READ_MODEL_SCHEMA_V1_DIGEST,
   READ_MODEL_SCHEMA_VERSION,
-} from "./commitlog/read-model-schema-v1.js";
-export type { LogReader } from "./commitlog/reader.js";
+} from "./commit-log/read-model-schema-v1.js";
+export type { LogReader } from "./commit-log/reader.js";
 export {
   COMMIT_LOG_APPLICATION_ID,
   COMMIT_LOG_SCHEMA_V1,
   COMMIT_LOG_SCHEMA_V1_DIGEST,
   COMMIT_LOG_SCHEMA_VERSION,
-} from "./commitlog/schema-v1.js";
+} from "./commit-log/schema-v1.js";
 export type {
   AbandonResult,
   ChunkCheck,
@@ -125,8 +125,8 @@ export type {
   RefusedPartition,
   StagedOp,
   StagingScope,
-} from "./commitlog/types.js";
-export type { CommitUnit, UnitOptions, UnitState } from "./commitlog/unit.js";
+} from "./commit-log/types.js";
+export type { CommitUnit, UnitOptions, UnitState } from "./commit-log/unit.js";
 // The stores that open them, shaped like RunStore.
 
 export {

@@ -42,13 +42,12 @@ export {
   type ChangeBuilders,
   type RepositoryOptions,
 } from "./repositories/builders.js";
+export type { Datastore, DatastoreOptions } from "./repositories/datastore/datastore.js";
 export type {
-  Datastore,
-  DatastoreOptions,
   DocumentEntry,
   DocumentReader,
   DocumentWriter,
-} from "./repositories/datastore/datastore.js";
+} from "./repositories/datastore/documents.js";
 export {
   DATASTORE_FORMAT_MAX,
   type FormatMarker,

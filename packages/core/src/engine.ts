@@ -30,14 +30,14 @@
 // Connections: the provider, its leases, the scopes callbacks receive.
 
 export type { Lease } from "./connection/lease.js";
-export {
-  ConnectionProvider,
-  type ConnectionProviderOptions,
-  type EntrySummary,
-  type Establish,
-  type EstablishContext,
-  type OpenRequest,
-} from "./connection/provider.js";
+export { ConnectionProvider } from "./connection/provider.js";
+export type {
+  ConnectionProviderOptions,
+  EntrySummary,
+  Establish,
+  EstablishContext,
+  OpenRequest,
+} from "./connection/provider-options.js";
 export type { ReadScope, WriteScope } from "./transaction/scope.js";
 
 // Formats: the run and workspace constants, schema manifests.

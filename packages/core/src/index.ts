@@ -46,7 +46,7 @@
 
 // The run store and what it hands out.
 
-export type { Durability } from "./connection/provider.js";
+export type { Durability } from "./connection/provider-options.js";
 export type { JsonObject, JsonValue } from "./port/json.js";
 export type {
   ReconcileOptions,
@@ -57,21 +57,17 @@ export type {
 } from "./run/catalog/types.js";
 export type { RunCounts } from "./run/counts.js";
 export type { ForkPoint, ForkResult } from "./run/fork.js";
+export type { JournalWriter } from "./run/journal.js";
 export type {
   JournalListOptions,
   JournalReader,
   JournalStreamOptions,
-  JournalWriter,
-} from "./run/journal.js";
+} from "./run/journal-reader.js";
+export type { RunLease } from "./run/lease.js";
 export { PAUSED_STATUSES, TERMINAL_STATUSES } from "./run/lifecycle.js";
 export type { RunRecordReader, RunRecordWriter } from "./run/run-row.js";
 export type { RunSnapshot, RunTransaction } from "./run/scopes.js";
-export {
-  type RunLease,
-  type RunOpenOptions,
-  RunStore,
-  type RunStoreOptions,
-} from "./run/store.js";
+export { type RunOpenOptions, RunStore, type RunStoreOptions } from "./run/store.js";
 export type { TransactOptions } from "./run/transaction-keys.js";
 export type {
   AppendResult,
@@ -82,26 +78,25 @@ export type {
   StopReason,
   StopStatus,
 } from "./run/types.js";
-export type { VerifyProgress, VerifyReport } from "./run/verify.js";
+export type { VerifyReport } from "./run/verify.js";
 
 // The workspace a run carries.
 
+export type { ApplyChanges, ApplyOptions } from "./workspace/apply.js";
 export type { WorkspaceChange } from "./workspace/diff.js";
 export type { Content } from "./workspace/files.js";
 export type { GarbageReport } from "./workspace/gc.js";
 export { MAX_DEPTH, MAX_PATH_BYTES, MAX_SEGMENT_BYTES, parsePath } from "./workspace/paths.js";
-export type { CopySource, PathExpectation, RootPoint } from "./workspace/sources.js";
 export type {
-  ApplyChanges,
-  ApplyOptions,
-  ApplyResult,
   AtRoot,
-  HistoryEntry,
   WorkspaceEntry,
   WorkspaceFile,
   WorkspaceReader,
-  WorkspaceWriter,
-} from "./workspace/workspace.js";
+} from "./workspace/reader.js";
+export type { ApplyResult, HistoryEntry } from "./workspace/root-journal.js";
+export type { CopySource, PathExpectation, RootPoint } from "./workspace/sources.js";
+export type { VerifyProgress } from "./workspace/verify.js";
+export type { WorkspaceWriter } from "./workspace/writer.js";
 
 // The run database's frozen format (docs/file-format.md).
 
@@ -111,7 +106,7 @@ export {
   SCHEMA_V1,
   SCHEMA_V1_DIGEST,
 } from "./run/schema-v1.js";
-export { EMPTY_ROOT_ID } from "./workspace/node.js";
+export { EMPTY_ROOT_ID } from "./workspace/node-encoding.js";
 
 // Errors (docs/errors.md).
 

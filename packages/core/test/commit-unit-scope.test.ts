@@ -1,5 +1,5 @@
 /**
- * A unit's staging scope (commitlog/unit-scope.ts) on its own: its calls
+ * A unit's staging scope (commit-log/unit-scope.ts) on its own: its calls
  * take turns in call order, it stages nothing once confirmed or discarded,
  * and it gives the unit its turn back exactly once, even when the discard
  * fails. The scope's effect on a real log is proven by the conformance
@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { TypedChange } from "../src/changes/change.js";
-import { stagingScope } from "../src/commitlog/unit-scope.js";
+import { stagingScope } from "../src/commit-log/unit-scope.js";
 import { RunledgerError } from "../src/port/errors.js";
 
 const CHANGE = { intent: "snapshot.put" } as unknown as TypedChange;

@@ -16,7 +16,7 @@ const repo = fileURLToPath(new URL("../../../", import.meta.url));
 const read = (path: string) => readFileSync(join(repo, path), "utf8");
 
 /** The files whose interfaces the docs are checked against, compiled once. */
-const DECLARATIONS = ["packages/core/src/port/driver.ts", "packages/core/src/commitlog/types.ts"];
+const DECLARATIONS = ["packages/core/src/port/driver.ts", "packages/core/src/commit-log/types.ts"];
 let program: ts.Program | undefined;
 
 /** The members of each named interface declared in `file`, inherited ones included. */
@@ -121,7 +121,7 @@ describe("docs do not drift from the code", () => {
   });
 
   it("lists every field of a unit's commit and abandon results in commit-log.md's example", () => {
-    const results = membersOf("packages/core/src/commitlog/types.ts", [
+    const results = membersOf("packages/core/src/commit-log/types.ts", [
       "CommitResult",
       "AbandonResult",
     ]);

@@ -151,7 +151,7 @@ describe("the entry points of @runledger/core", () => {
 
 describe("what the engine keeps for itself", () => {
   it("a commit log's database access is reached only through commitLogAccess", async () => {
-    const { CommitLog } = await import("../src/commitlog/log.js");
+    const { CommitLog } = await import("../src/commit-log/log.js");
     const { commitLogAccess } = await import("../src/commit-log.js");
     expect(Object.getOwnPropertyNames(CommitLog.prototype)).not.toContain("access");
     const access = { location: "x", transact: async () => 1, read: async () => 2 };

@@ -1,15 +1,8 @@
 import crypto, { createHash, hash as oneShot } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import {
-  createSha256,
-  fromHex,
-  nodeCryptoHash,
-  runtimeHash,
-  sha256,
-  sha256Hex,
-  toHex,
-  utf8,
-} from "../src/port/hash.js";
+import { fromHex, toHex } from "../src/port/bytes.js";
+import { createSha256, nodeCryptoHash, runtimeHash, sha256, sha256Hex } from "../src/port/hash.js";
+import { utf8 } from "../src/port/text.js";
 
 // FIPS 180-2 test vectors.
 const EMPTY = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";

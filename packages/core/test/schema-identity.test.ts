@@ -6,22 +6,14 @@
  * before a statement is sent.
  */
 import { describe, expect, it } from "vitest";
-import { READ_MODEL_SCHEMA_V1 } from "../src/commitlog/read-model-schema-v1.js";
-import { COMMIT_LOG_SCHEMA_V1 } from "../src/commitlog/schema-v1.js";
+import { COMMIT_LOG_SCHEMA_V1 } from "../src/commit-log/schema-v1.js";
 import type { Executor } from "../src/port/driver.js";
 import { RunledgerError } from "../src/port/errors.js";
 import { DATASTORE_SCHEMA_V1 } from "../src/repositories/datastore/schema-v1.js";
-import { CATALOG_SCHEMA_V1 } from "../src/run/catalog/schema-v1.js";
-import { SCHEMA_V1 } from "../src/run/schema-v1.js";
 import { createSchema } from "../src/schema/create.js";
+import { MANIFESTS as BY_NAME } from "./manifests.js";
 
-const MANIFESTS = [
-  SCHEMA_V1,
-  CATALOG_SCHEMA_V1,
-  COMMIT_LOG_SCHEMA_V1,
-  READ_MODEL_SCHEMA_V1,
-  DATASTORE_SCHEMA_V1,
-];
+const MANIFESTS = Object.values(BY_NAME);
 
 function recorder(): { executor: Executor; statements: string[] } {
   const statements: string[] = [];

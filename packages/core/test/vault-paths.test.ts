@@ -7,7 +7,7 @@
  * here directly; the conformance suite checks it through the repository.
  */
 import { describe, expect, it } from "vitest";
-import type { DatabaseAccess } from "../src/commitlog/context.js";
+import type { DatabaseAccess } from "../src/commit-log/context.js";
 import { isRunledgerError } from "../src/port/errors.js";
 import { Datastore } from "../src/repositories/datastore/datastore.js";
 import { relativeDirectory, storedVaultSettings } from "../src/repositories/vault-paths.js";

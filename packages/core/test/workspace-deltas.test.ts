@@ -1,10 +1,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { toHex } from "../src/port/bytes.js";
 import type { Executor } from "../src/port/driver.js";
-import { toHex } from "../src/port/hash.js";
 import { applyDelta, baseFor, encodeDelta } from "../src/workspace/delta.js";
-import { compareNames, type DirectoryNode, encodeNode, type Item } from "../src/workspace/node.js";
-import { BYTES, DELTA, idKey, RebuiltNodes, readNodeBytes } from "../src/workspace/objects.js";
+import { idKey } from "../src/workspace/id-key.js";
+import { compareNames, type DirectoryNode, type Item } from "../src/workspace/node.js";
+import { readNodeBytes } from "../src/workspace/node-bytes.js";
+import { encodeNode } from "../src/workspace/node-encoding.js";
+import { BYTES, DELTA } from "../src/workspace/object-rows.js";
+import { RebuiltNodes } from "../src/workspace/rebuilt-nodes.js";
 
 const item = fc.record({
   name: fc.string({ minLength: 1, maxLength: 12 }).filter((name) => !name.includes("\u0000")),

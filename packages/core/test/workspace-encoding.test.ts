@@ -15,16 +15,16 @@ import { WORKSPACE_ENCODING_FIELDS, WORKSPACE_ENCODING_V1 } from "../src/workspa
 import { CHUNK_SIZE } from "../src/workspace/files.js";
 import {
   CUT_ONE_IN,
-  EMPTY_ROOT_ID,
   ENTRY_KINDS,
   INLINE_MAX,
   INLINE_NODE_MAX,
   MAX_NODE_ENTRIES,
   NODE_DOMAIN,
 } from "../src/workspace/node.js";
+import { EMPTY_ROOT_ID } from "../src/workspace/node-encoding.js";
 import { OBJECT_KEY_PREFIX_BYTES } from "../src/workspace/object-key.js";
-import { BYTES, CHUNK_LIST, DELTA } from "../src/workspace/objects.js";
-import { SRC } from "./source-files.js";
+import { BYTES, CHUNK_LIST, DELTA } from "../src/workspace/object-rows.js";
+import { SRC, sourceFiles } from "./source-files.js";
 
 /** The descriptor read back as its fields. */
 function fields(descriptor: string): Record<string, string> {
@@ -91,15 +91,8 @@ describe("the workspace encoding", () => {
     const source = readFileSync(join(SRC, "workspace", "encoding.ts"), "utf8");
     for (const name of inDescriptor) expect(source, name).toMatch(new RegExp(`\\b${name}\\b`));
     const found: string[] = [];
-    for (const file of [
-      "node.ts",
-      "files.ts",
-      "delta.ts",
-      "object-key.ts",
-      "objects.ts",
-      "paths.ts",
-    ]) {
-      const text = readFileSync(join(SRC, "workspace", file), "utf8");
+    for (const file of sourceFiles(join(SRC, "workspace"))) {
+      const text = readFileSync(file, "utf8");
       for (const [, name] of text.matchAll(/^export const ([A-Z][A-Z0-9_]*) = [0-9(]/gm)) {
         found.push(name!);
       }

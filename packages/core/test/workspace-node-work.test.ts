@@ -8,10 +8,14 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { toHex } from "../src/port/bytes.js";
 import { RunledgerError } from "../src/port/errors.js";
-import { portableHash, toHex } from "../src/port/hash.js";
+import { portableHash } from "../src/port/hash.js";
+import { idKey } from "../src/workspace/id-key.js";
 import { type DirectoryNode, INLINE_MAX, type Item } from "../src/workspace/node.js";
-import { BYTES, idKey, NodeCache, NodeLoader } from "../src/workspace/objects.js";
+import { NodeCache } from "../src/workspace/node-cache.js";
+import { NodeLoader } from "../src/workspace/node-loader.js";
+import { BYTES } from "../src/workspace/object-rows.js";
 import { applyPlan, planEdits } from "../src/workspace/plan.js";
 import { buildDirectory, type Change, editDirectory, lookup } from "../src/workspace/trees.js";
 

@@ -1,22 +1,27 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { portableHash, toHex } from "../src/port/hash.js";
+import { toHex } from "../src/port/bytes.js";
+import { portableHash } from "../src/port/hash.js";
 import { applyDelta, encodeDelta } from "../src/workspace/delta.js";
+import { idKey } from "../src/workspace/id-key.js";
 import {
   compareNames,
   type DirectoryNode,
   decodeNode,
-  directoryItem,
-  EMPTY_NODE,
-  EMPTY_ROOT_ID,
-  encodeNode,
   INLINE_MAX,
   INLINE_NODE_MAX,
   type Item,
   isCut,
   MAX_NODE_ENTRIES,
 } from "../src/workspace/node.js";
-import { idKey, NodeCache, NodeLoader } from "../src/workspace/objects.js";
+import { NodeCache } from "../src/workspace/node-cache.js";
+import {
+  directoryItem,
+  EMPTY_NODE,
+  EMPTY_ROOT_ID,
+  encodeNode,
+} from "../src/workspace/node-encoding.js";
+import { NodeLoader } from "../src/workspace/node-loader.js";
 import {
   buildDirectory,
   builtBelow,

@@ -1,7 +1,8 @@
 /**
  * The refusals of a malformed typed change, in one place: one code
- * (`invalid_change`) with a reason per broken rule, and the well-formed-text
- * check every key and partition name goes through.
+ * (`invalid_change`) with a reason per broken rule. (Keys and partition
+ * names are checked for well-formed text by port/text.ts, as every text a
+ * database stores is.)
  */
 import { RunledgerError } from "../port/errors.js";
 

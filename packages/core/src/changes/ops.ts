@@ -11,9 +11,9 @@
  * `"absent"`, `"present"`, or `{ sha256 }` — present with exactly that
  * content. A failed expectation refuses the op's whole partition.
  */
-import { sha256Hex, utf8 } from "../port/hash.js";
+import { sha256Hex } from "../port/hash.js";
 import { checkNames } from "../port/options.js";
-import { isWellFormed } from "../port/text.js";
+import { isWellFormed, utf8 } from "../port/text.js";
 import { invalidChange } from "./invalid.js";
 
 export type Expectation = "absent" | "present" | { readonly sha256: string };
@@ -122,9 +122,4 @@ function checkExpectation(expect: unknown, where: string, index: number): void {
     `${where}.expect must be "absent", "present" or { sha256: <64 lower-case hex digits> }`,
     { index },
   );
-}
-
-/** An expectation as text, for refusals and the log: "absent", "present", "sha256:<hex>". */
-export function describeExpectation(expect: Expectation): string {
-  return typeof expect === "string" ? expect : `sha256:${expect.sha256}`;
 }

@@ -5,7 +5,7 @@
  */
 import type { DriverConnection } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
-import { TurnQueue } from "./queue.js";
+import { TurnQueue } from "../port/turn-queue.js";
 
 export type EntryState = "opening" | "ready" | "poisoned" | "closing" | "closed";
 

@@ -5,7 +5,8 @@
  */
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import type { Lease } from "./lease.js";
-import type { ConnectionProvider, OpenRequest } from "./provider.js";
+import type { ConnectionProvider } from "./provider.js";
+import type { OpenRequest } from "./provider-options.js";
 
 /**
  * Opens through a provider, answering a missing file — when the caller did

@@ -4,133 +4,24 @@
  * only place a driver connection is opened or closed.
  */
 
-import type {
-  AsyncContext,
-  ConnectionSettings,
-  Driver,
-  DriverConnection,
-  Executor,
-} from "../port/driver.js";
-import { isRunledgerError, RunledgerError } from "../port/errors.js";
+import type { AsyncContext, ConnectionSettings, Driver } from "../port/driver.js";
+import { RunledgerError } from "../port/errors.js";
 import { checkNames } from "../port/options.js";
 import { retryWhileBusy } from "../transaction/busy.js";
 import { runWriteTransaction } from "../transaction/owner.js";
-import type { WriteScope } from "../transaction/scope.js";
 import { Entry, entryKey } from "./entry.js";
 import { Lease, type LeaseOwner } from "./lease.js";
-
-export type Durability = "normal" | "full";
-
-/** What an establish hook may do in the entry's first turn, before any lease exists. */
-export interface EstablishContext<Create> {
-  readonly connection: DriverConnection;
-  /** The canonical location. */
-  readonly location: string;
-  /** What the caller passed as `create`, or undefined when it asked only to open. */
-  readonly create: Create | undefined;
-  /**
-   * The caller asked for a read-only open: the hook must not write (there is
-   * no `create`, `transact` refuses and `configure` does nothing).
-   */
-  readonly readOnly: boolean;
-  /**
-   * Applies WAL and the durability setting (retried while another opener
-   * holds the lock). Pass what recognition saw: a file already in the wanted
-   * journal mode is not asked to switch again.
-   */
-  configure(seen?: { readonly journalMode?: string }): Promise<void>;
-  transact<T>(fn: (tx: WriteScope) => Promise<T>): Promise<T>;
-  /**
-   * Reads on the connection as it is, outside any transaction: each
-   * statement reads its own snapshot and takes no lock beyond its own run.
-   * Recognition reads the whole schema in one statement, so opening a file
-   * costs no BEGIN, ROLLBACK or query_only switch. Only core's own SELECTs
-   * run here; a write is a bug (use `transact`).
-   */
-  read<T>(fn: (reader: Executor) => Promise<T>): Promise<T>;
-}
-
-/**
- * Runs once per entry, inside its first turn: where a schema recognizes or
- * creates its database. It must leave a refused file exactly as found, so it
- * is the hook, not the provider, that decides when `configure` may write.
- */
-export type Establish<Create> = (context: EstablishContext<Create>) => Promise<void>;
-
-export interface ConnectionProviderOptions<Create> {
-  readonly driver: Driver;
-  /** How long a write waits for another process's lock before `busy`. Default 5000 ms. */
-  readonly busyTimeoutMs?: number;
-  /** "normal" (default): synchronous=NORMAL in WAL. "full": synchronous=FULL. */
-  readonly durability?: Durability;
-  /** Keep an entry open this long after its last lease goes. Default 0. */
-  readonly idleRetentionMs?: number;
-  /** The schema's hook; by default only `configure` runs. */
-  readonly establish?: Establish<Create>;
-}
-
-export interface OpenRequest<Create> {
-  /** Create the database when it does not exist, with what the schema needs to do so. */
-  readonly create?: Create;
-  /**
-   * Open without any write: the driver's read-only open, no journal-mode or
-   * pragma change, and leases that refuse `transact` (`read_only`). Read-only
-   * and writable opens of one location are two entries, two connections.
-   */
-  readonly readOnly?: boolean;
-}
-
-/** The refusal of a remove: something else has the database. */
-function inUse(location: string, why: string, cause?: unknown): RunledgerError {
-  return new RunledgerError(
-    "run_in_use",
-    `cannot remove ${location}: ${why}; release every lease of it (in every process) and try again — nothing was deleted`,
-    cause === undefined ? {} : { cause },
-  );
-}
-
-/** Runs `step`, reading a `busy` answer as another connection having the database open. */
-async function whileAlone(location: string, step: () => Promise<void>): Promise<void> {
-  try {
-    await step();
-  } catch (error) {
-    if (isRunledgerError(error, "busy") || isRunledgerError(error, "journal_mode_refused")) {
-      throw inUse(location, "another connection (another process) has it open", error);
-    }
-    throw error;
-  }
-}
-
-/**
- * Every name of `ConnectionProviderOptions` but `establish`: what a store
- * built on the provider (RunStore, CommitLogStore, …) takes through to it.
- */
-export const PROVIDER_OPTIONS = [
-  "driver",
-  "busyTimeoutMs",
-  "durability",
-  "idleRetentionMs",
-] as const satisfies readonly (keyof ConnectionProviderOptions<unknown>)[];
-
-/** The provider's own options out of a store's (which adds clock, newId, …): only those it knows. */
-export function providerOptionsOf<Create>(
-  options: Omit<ConnectionProviderOptions<Create>, "establish">,
-): Omit<ConnectionProviderOptions<Create>, "establish"> {
-  const picked: Record<string, unknown> = {};
-  for (const name of PROVIDER_OPTIONS) {
-    if (options[name] !== undefined) picked[name] = options[name];
-  }
-  return picked as unknown as Omit<ConnectionProviderOptions<Create>, "establish">;
-}
+import {
+  type ConnectionProviderOptions,
+  type EntrySummary,
+  type Establish,
+  type OpenRequest,
+  PROVIDER_OPTIONS,
+} from "./provider-options.js";
+import { deleteDatabase, inUse, whileAlone } from "./remove.js";
 
 /** How long one statement waits inside SQLite before core's own retry takes over. */
 const DRIVER_BUSY_SLICE_MS = 100;
-
-export interface EntrySummary {
-  readonly location: string;
-  readonly state: string;
-  readonly leases: number;
-}
 
 /**
  * The provider: at most one authoritative entry per canonical location.
@@ -266,35 +157,9 @@ export class ConnectionProvider<Create = unknown> {
         if (entry.leases > 1 || this.#entries.has(entryKey(canonical, true))) {
           throw inUse(canonical, "a lease of this store holds it");
         }
-        const local = entry.connection.remote !== true;
-        if (local) {
-          let removed = false;
-          await whileAlone(canonical, async () => {
-            // Waited for like any lock: a connection on its way out (a closed
-            // client whose native handle is freed by a finalizer) lets go soon.
-            await retryWhileBusy(
-              () => entry.connection.configure({ journalMode: "delete" }),
-              this.busyTimeoutMs,
-              `cannot remove ${canonical}`,
-            );
-            await runWriteTransaction(
-              entry,
-              async () => {
-                await remove(canonical);
-                removed = true;
-              },
-              this.busyTimeoutMs,
-            );
-          }).catch((error: unknown) => {
-            // The files are gone: ending a transaction on them changes nothing.
-            if (!removed) throw error;
-          });
-        }
-        entry.state = "closed";
-        this.#entries.delete(entry.key);
-        await entry.connection.close();
-        // A server deletes a database its own way, with no connection of ours on it.
-        if (!local) await remove(canonical);
+        await deleteDatabase(entry, remove, this.busyTimeoutMs, () =>
+          this.#entries.delete(entry.key),
+        );
       });
     } finally {
       await lease?.release();

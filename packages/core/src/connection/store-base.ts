@@ -3,13 +3,13 @@
  * the datastore's): a provider built with its kind's establish hook, and the
  * provider's lifetime calls, written once.
  */
-import type { EntrySummary } from "./provider.js";
+import { ConnectionProvider } from "./provider.js";
+import type { EntrySummary } from "./provider-options.js";
 import {
-  ConnectionProvider,
   type ConnectionProviderOptions,
   type Establish,
   providerOptionsOf,
-} from "./provider.js";
+} from "./provider-options.js";
 
 /**
  * What every store of one database kind shares: a connection provider set

@@ -63,7 +63,7 @@ export interface OpenOptions {
   /**
    * Create the database if it does not exist. When false a missing file is
    * `cannot_open`. Unless `readOnly`, a file (or directory) this process may
-   * not write is `read_only` (port/files.ts `checkFileOpenable`).
+   * not write is `read_only` (as `checkFileOpenable` decides).
    */
   readonly create: boolean;
   /**

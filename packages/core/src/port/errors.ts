@@ -11,7 +11,7 @@ import type { RunledgerErrorCode } from "./codes.js";
 
 export class RunledgerError<Code extends RunledgerErrorCode = RunledgerErrorCode> extends Error {
   override readonly name = "RunledgerError";
-  /** Stable code, e.g. "busy", "constraint_foreign_key", "schema_mismatch" (./codes.ts). */
+  /** Stable code, e.g. "busy", "constraint_foreign_key", "schema_mismatch" (one of `ERROR_CODES`). */
   readonly code: Code;
   /** The SQLite extended result code where there is one, else the primary, e.g. "SQLITE_CONSTRAINT_FOREIGNKEY". */
   readonly sqliteCode?: string;

@@ -1,9 +1,12 @@
 /**
- * SHA-256 and the hex codec: content addresses are digests, and digests
- * travel as hex in the API and as bytes in the database, so the hashing and
- * the one conversion between the two forms live here.
+ * SHA-256: content addresses are digests, so core hashes with one of two
+ * implementations — its own portable one, or a runtime's native one that an
+ * adapter hands in through the port — and both give the same digests. How a
+ * digest travels (hex in the API, bytes in the database) is ./bytes.ts.
  */
 import { sha256 as nobleSha256 } from "@noble/hashes/sha2.js";
+import { toHex } from "./bytes.js";
+import { utf8 } from "./text.js";
 import { plainBytes } from "./values.js";
 
 /**
@@ -15,7 +18,8 @@ import { plainBytes } from "./values.js";
  *
  * Incremental hashing lets large content be digested chunk by chunk without
  * ever holding it whole, and `copy` lets the digest of every prefix be taken
- * along the way without hashing any byte twice (see workspace/files.ts).
+ * along the way without hashing any byte twice (as core does for the
+ * pieces of a large file).
  */
 export interface HashFunctions {
   /** A short name for messages and benchmarks ("portable", "node:crypto"). */
@@ -145,47 +149,4 @@ export function sha256Hex(data: Uint8Array | string): string {
 
 export function createSha256(): Sha256Stream {
   return portableHash.createSha256();
-}
-
-const encoder = new TextEncoder();
-
-export function utf8(text: string): Uint8Array {
-  return encoder.encode(text);
-}
-
-/** True when every character is ASCII: the text's UTF-8 bytes are then its code units. */
-export function isAscii(text: string): boolean {
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
-  return true;
-}
-
-/** Each byte value's two lower-case hex digits: the table `toHex` (and the id generator) reads. */
-export const HEX_PAIRS: readonly string[] = Array.from({ length: 256 }, (_, i) =>
-  i.toString(16).padStart(2, "0"),
-);
-
-/** Bytes as lower-case hex, two characters a byte: how digests and ids travel in the API. */
-export function toHex(bytes: Uint8Array): string {
-  let out = "";
-  for (let i = 0; i < bytes.length; i++) out += HEX_PAIRS[bytes[i]!];
-  return out;
-}
-
-/**
- * Hex back to bytes: the inverse of `toHex`. The caller has checked the text
- * (even length, hex digits only; either case decodes).
- */
-export function fromHex(hex: string): Uint8Array {
-  const bytes = new Uint8Array(hex.length >> 1);
-  for (let i = 0; i < bytes.length; i++) {
-    bytes[i] = Number.parseInt(hex.slice(i * 2, i * 2 + 2), 16);
-  }
-  return bytes;
-}
-
-/** True when two byte arrays hold the same bytes. */
-export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
 }

@@ -10,7 +10,7 @@
  * counter runs out, the timestamp is advanced by one millisecond rather than
  * going backwards.
  */
-import { HEX_PAIRS } from "./hash.js";
+import { HEX_PAIRS } from "./bytes.js";
 
 let lastMs = 0;
 let counter = 0;

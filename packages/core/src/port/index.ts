@@ -30,6 +30,7 @@
  * @module
  */
 
+export { toHex } from "./bytes.js";
 export type { RunledgerErrorCode } from "./codes.js";
 export { RunledgerDialect } from "./dialect.js";
 export type {
@@ -64,8 +65,6 @@ export {
   type Sha256Stream,
   sha256,
   sha256Hex,
-  toHex,
-  utf8,
 } from "./hash.js";
 export { timeOrderedId } from "./ids.js";
 export { type DirectoryEntry, isSideFile, listDatabaseFiles } from "./list-databases.js";
@@ -80,4 +79,5 @@ export {
 export { readOnlyFacts, type SyncFileReads } from "./read-only-facts.js";
 export { databaseFiles, removeDatabaseFiles } from "./remove-files.js";
 export { applySettings } from "./settings.js";
+export { utf8 } from "./text.js";
 export { isSqlValue, normalizeInteger, plainBytes, type Row, type SqlValue } from "./values.js";

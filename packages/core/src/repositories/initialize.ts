@@ -25,7 +25,7 @@
  * opt into format 3 only while it is empty.
  */
 import { configPartition } from "../changes/partitions.js";
-import type { CommitLog } from "../commitlog/log.js";
+import type { CommitLog } from "../commit-log/log.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import { checkNames } from "../port/options.js";
 import { bindUnit } from "../routing/route.js";

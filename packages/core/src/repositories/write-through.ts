@@ -6,10 +6,10 @@
  */
 
 import { RunledgerError } from "../port/errors.js";
-import { utf8 } from "../port/hash.js";
+import { utf8 } from "../port/text.js";
 import type { ChangeHook } from "../routing/hook.js";
 import { signalChange } from "../routing/route.js";
-import type { DocumentWriter } from "./datastore/datastore.js";
+import type { DocumentWriter } from "./datastore/documents.js";
 
 export async function writeDocument(
   writer: DocumentWriter,

@@ -15,7 +15,7 @@
  *   commit log holds; `bindUnit` attaches it to the unit, which calls it for
  *   the keys whose staged change did not land (docs/routing.md).
  */
-import type { DocumentReconciler } from "../commitlog/types.js";
+import type { DocumentReconciler } from "../commit-log/types.js";
 
 /** 2: documents plus path signals. 3: documents plus typed changes in a commit log. */
 export type DatastoreFormat = 2 | 3;

@@ -29,7 +29,7 @@
  */
 import type { TypedChange } from "../changes/change.js";
 import { checkChange } from "../changes/change.js";
-import type { DocumentReconciler, StagingScope } from "../commitlog/types.js";
+import type { DocumentReconciler, StagingScope } from "../commit-log/types.js";
 import { RunledgerError } from "../port/errors.js";
 import type { ChangeHook, PathChange } from "./hook.js";
 

@@ -21,7 +21,7 @@ import type {
   DocumentReconciler,
   ReconciledKey,
   StagingScope,
-} from "../commitlog/types.js";
+} from "../commit-log/types.js";
 import type { RunStatus } from "../run/types.js";
 import type { ChangeHook } from "./hook.js";
 import { bindUnit } from "./route.js";

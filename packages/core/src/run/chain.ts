@@ -27,8 +27,9 @@
  * `journal_anchor` row records it, with that event's sequence (see
  * docs/file-format.md).
  */
+import { sameBytes } from "../port/bytes.js";
 import type { Executor } from "../port/driver.js";
-import { type HashFunctions, sameBytes } from "../port/hash.js";
+import type { HashFunctions } from "../port/hash.js";
 import { keysetRows } from "../port/keyset.js";
 import type { Row } from "../port/values.js";
 

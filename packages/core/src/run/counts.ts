@@ -3,6 +3,7 @@
  * statement.
  */
 import type { Executor } from "../port/driver.js";
+import { WORKSPACE_COUNTS } from "../workspace/counts.js";
 
 /** How much a run holds: its journal's events and range, and the workspace's stored objects. */
 export interface RunCounts {
@@ -24,10 +25,8 @@ const COUNTS = `SELECT
   (SELECT count(*) FROM journal) AS events,
   (SELECT min(sequence) FROM journal) AS first,
   (SELECT max(sequence) FROM journal) AS last,
-  (SELECT count(*) FROM workspace_object) AS objects,
-  (SELECT count(*) FROM workspace_chunk) AS chunks,
   (SELECT count(DISTINCT root_id) FROM journal) AS roots,
-  (SELECT count(*) FROM workspace_pin) AS pins`;
+  ${WORKSPACE_COUNTS}`;
 
 /**
  * One statement. Each count scans its table (or SQLite's smallest index of

@@ -4,7 +4,7 @@
  * singleton rows, then WAL).
  */
 
-import type { Establish } from "../connection/provider.js";
+import type { Establish } from "../connection/provider-options.js";
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { toJsonText } from "../port/json.js";
@@ -14,9 +14,9 @@ import { createSchema } from "../schema/create.js";
 import { asDamage, describeFresh, encodingMismatch, recognize } from "../schema/recognize.js";
 import type { WriteScope } from "../transaction/scope.js";
 import { WORKSPACE_ENCODING_V1 } from "../workspace/encoding.js";
-import { EMPTY_NODE } from "../workspace/node.js";
-import { objectIdEquals } from "../workspace/object-key.js";
-import { insertObjects, nodeRows } from "../workspace/objects.js";
+import { EMPTY_NODE } from "../workspace/node-encoding.js";
+import { objectStored } from "../workspace/object-key.js";
+import { insertObjects, nodeRows } from "../workspace/object-rows.js";
 import { APPLICATION_ID, RUN_SCHEMA_VERSION, SCHEMA_V1 } from "./schema-v1.js";
 import type { RunContext, RunCreate } from "./types.js";
 
@@ -125,7 +125,7 @@ VALUES (1, ?, ?, ?, 'running', ?, ?)`,
 const SINGLETONS = `SELECT r.workflow_id, r.run_id, i.encoding
 FROM run AS r, runledger_identity AS i, workspace_current AS c
 WHERE r.singleton = 1 AND i.application_id = ${APPLICATION_ID}
-  AND (EXISTS (SELECT 1 FROM workspace_object AS o WHERE ${objectIdEquals("o.id", "c.root_id")})
+  AND (${objectStored("c.root_id")}
     OR (SELECT root_node FROM journal ORDER BY sequence DESC LIMIT 1) IS NOT NULL)`;
 
 /** Only when SINGLETONS found nothing: which of the rows is missing, to say so. */

@@ -3,26 +3,26 @@
  * chosen root, copying only what that root reaches.
  */
 import type { Lease } from "../connection/lease.js";
+import { toHex } from "../port/bytes.js";
 import { RunledgerError } from "../port/errors.js";
-import { toHex } from "../port/hash.js";
 import { copyRoot } from "../workspace/copy.js";
-import { EMPTY_ROOT_ID, EMPTY_ROOT_ID_BYTES } from "../workspace/node.js";
-import { type NodeCache, NodeLoader } from "../workspace/objects.js";
+import { EMPTY_ROOT_ID, EMPTY_ROOT_ID_BYTES } from "../workspace/node-encoding.js";
+import { NodeLoader } from "../workspace/node-loader.js";
+import { currentRootId, parseRootId } from "../workspace/reader.js";
+import type { ApplyResult } from "../workspace/root-journal.js";
 import type { RootPoint } from "../workspace/sources.js";
-import { currentRootId, parseRootId } from "../workspace/workspace.js";
 import { digestOf, SET_ANCHOR } from "./chain.js";
-import { JournalReader, JournalWriter, journalText } from "./journal.js";
+import { JournalWriter, journalText } from "./journal.js";
+import { JournalReader } from "./journal-reader.js";
+import { JOURNAL_ROOTS } from "./journal-roots.js";
 import { RunRecordReader } from "./run-row.js";
 import type { RunContext } from "./types.js";
 
-/** Where a fork starts: a root id, the root a journal event recorded, or (default) the current root. */
 /** Where a fork starts: a root of the source (by id or by the event that recorded it), or its current one. */
 export type ForkPoint = RootPoint | undefined;
 
-export interface ForkResult {
-  readonly rootId: string;
-  readonly sequence: number;
-}
+/** Where the fork's workspace starts: the target's first event, and the root it holds (hex). */
+export type ForkResult = ApplyResult;
 
 /**
  * Copies the workspace at one root of `source` into `target`, a run just
@@ -36,7 +36,6 @@ export async function forkInto(
   target: Lease,
   at: ForkPoint,
   context: RunContext,
-  cache: NodeCache,
 ): Promise<ForkResult> {
   return source.read(async (reader) => {
     const run = await new RunRecordReader(reader).get();
@@ -55,21 +54,25 @@ export async function forkInto(
     } else if (at !== undefined) {
       root = at.root;
     }
-    const rootBytes = root === undefined ? await currentRootId(reader) : parseRootId(root);
+    const rootId =
+      root === undefined ? await currentRootId(reader, JOURNAL_ROOTS) : parseRootId(root);
     // What the target's first event chains from: the event forked at, else the source's newest.
     const sourceDigest = (await digestOf(reader, fromSequence ?? undefined))!;
     // A named root is checked as every read checks it: a directory node this run holds.
-    if (root !== undefined) await new NodeLoader(reader, cache).loadRoot(rootBytes, root);
+    if (root !== undefined) {
+      const loader = new NodeLoader(reader, context.workspace.nodes, JOURNAL_ROOTS);
+      await loader.root(rootId, { named: root });
+    }
     return target.transact(async (tx) => {
       const journal = new JournalWriter(tx, context);
-      const current = toHex(await currentRootId(tx));
+      const current = toHex(await currentRootId(tx, JOURNAL_ROOTS));
       if ((await journal.list({ limit: 1 })).length > 0 || current !== EMPTY_ROOT_ID) {
         throw new RunledgerError(
           "fork_target_not_empty",
           `cannot fork into ${target.location}: it already holds a run with history; choose a new location`,
         );
       }
-      const { rootNode } = await copyRoot(reader, tx, rootBytes);
+      const { rootBytes } = await copyRoot(reader, JOURNAL_ROOTS, tx, rootId);
       await tx.execute(SET_ANCHOR, [1, sourceDigest]);
       const event = await journal.publish(
         journalText({
@@ -77,14 +80,14 @@ export async function forkInto(
           from: {
             workflowId: run.workflowId,
             runId: run.runId,
-            rootId: toHex(rootBytes),
+            rootId: toHex(rootId),
             sequence: fromSequence,
             digest: toHex(sourceDigest),
           },
         }),
         { sequence: 0, root: EMPTY_ROOT_ID_BYTES, digest: sourceDigest },
+        rootId,
         rootBytes,
-        rootNode,
       );
       if (event === undefined) {
         throw new RunledgerError(
@@ -92,7 +95,7 @@ export async function forkInto(
           `cannot fork into ${target.location}: another writer wrote to it first; choose a new location`,
         );
       }
-      return { rootId: toHex(rootBytes), sequence: event.sequence };
+      return { rootId: toHex(rootId), sequence: event.sequence };
     });
   });
 }

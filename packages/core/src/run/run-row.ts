@@ -34,8 +34,12 @@ const STOP_STATUSES: ReadonlySet<string> = new Set<StopStatus>([
   "cancelled",
 ]);
 
-/** Reads the run row. Each call is an operation of the scope (scope.ts): the callback must await it. */
+/**
+ * Reads the run row. Each call is an operation of the snapshot or
+ * transaction that handed out this reader: its callback must await it.
+ */
 export class RunRecordReader {
+  /** @internal */
   protected readonly executor: CallbackScope;
 
   constructor(scope: CallbackScope) {
@@ -95,8 +99,8 @@ export class RunRecordWriter extends RunRecordReader {
    * Stops the run with a status and, optionally, a reason: `{ host, code }`
    * or `{ event }` naming a journal sequence. A reason naming no event is
    * refused as `invalid_stop_reason` by the foreign key itself, at this one
-   * statement; the transaction stays usable. The lifecycle (see
-   * lifecycle.ts) decides which stops a run takes: a running run stops in
+   * statement; the transaction stays usable. The lifecycle decides which
+   * stops a run takes: a running run stops in
    * any status, a suspended or interrupted one only in a terminal status, a
    * terminal one never (`run_finished`, `run_not_running`; nothing written).
    */

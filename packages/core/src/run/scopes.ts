@@ -5,12 +5,15 @@
  */
 import { type LiveSchema, readLiveSchema } from "../schema/recognize.js";
 import type { ReadScope, WriteScope } from "../transaction/scope.js";
-import type { WorkspaceContext } from "../workspace/objects.js";
-import type { RootJournal } from "../workspace/publish.js";
-import { readHead } from "../workspace/roots.js";
-import { WorkspaceReader, WorkspaceWriter } from "../workspace/workspace.js";
+import type { WorkspaceContext } from "../workspace/context.js";
+import { WorkspaceReader } from "../workspace/reader.js";
+import type { RootJournal } from "../workspace/root-journal.js";
+import { WorkspaceWriter } from "../workspace/writer.js";
 import { countRun, type RunCounts } from "./counts.js";
-import { checkKey, JournalReader, JournalWriter, journalText, type RootHint } from "./journal.js";
+import { JournalWriter, journalText, type RootHint } from "./journal.js";
+import { checkKey, JournalReader } from "./journal-reader.js";
+import { readHead } from "./journal-roots.js";
+import { pruneJournal } from "./prune.js";
 import { RunRecordReader, RunRecordWriter } from "./run-row.js";
 import type { RunContext } from "./types.js";
 
@@ -33,7 +36,10 @@ export class RunTransaction {
   readonly #hint: RootHint;
   readonly #marks: RunMarks;
 
-  /** `hint`: the last event the lease saw appended, shared by its transactions (see RootHint). */
+  /**
+   * @internal A run lease makes its transactions. `hint`: the last event the
+   * lease saw appended, shared by its transactions (see RootHint).
+   */
   constructor(
     scope: WriteScope,
     context: RunContext,
@@ -99,7 +105,7 @@ export class RunSnapshot {
   }
 }
 
-/** The run's journal as its workspace publishes roots through it (workspace/publish.ts). */
+/** The run's journal as its workspace publishes roots through it, and prunes it (RootJournal). */
 function rootJournal(context: RunContext, hint: RootHint): RootJournal {
   return {
     text: journalText,
@@ -109,9 +115,10 @@ function rootJournal(context: RunContext, hint: RootHint): RootJournal {
       return {
         guess: () => journal.guess(),
         head: () => readHead(scope),
-        publish: (text, base, root, rootNode, key) =>
-          journal.publish(text, base, root, rootNode, key),
+        publish: (text, base, root, rootBytes, key) =>
+          journal.publish(text, base, root, rootBytes, key),
       };
     },
+    prune: pruneJournal,
   };
 }

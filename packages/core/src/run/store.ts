@@ -1,22 +1,21 @@
 /**
- * The run API's entry: RunStore opens runs (creating, read-only, forking)
- * and RunLease runs transactions and snapshots on one.
+ * The run API's entry: RunStore opens runs (creating, read-only, forking),
+ * removes them and lists them through its catalog; the lease it hands out
+ * on a run is ./lease.ts.
  */
 
-import type { Lease } from "../connection/lease.js";
 import { openExisting } from "../connection/open-existing.js";
 import {
   type ConnectionProviderOptions,
   PROVIDER_OPTIONS,
   providerOptionsOf,
-} from "../connection/provider.js";
+} from "../connection/provider-options.js";
 import { ProviderStore } from "../connection/store-base.js";
 import { injectedContext } from "../port/context.js";
 import { RunledgerError } from "../port/errors.js";
 import { portableHash } from "../port/hash.js";
 import { checkNames } from "../port/options.js";
-import type { WriteScope } from "../transaction/scope.js";
-import { NodeCache } from "../workspace/objects.js";
+import { NodeCache } from "../workspace/node-cache.js";
 import { rootPoint } from "../workspace/sources.js";
 import type { RunCatalog } from "./catalog/catalog.js";
 import { CatalogLink } from "./catalog/link.js";
@@ -32,17 +31,11 @@ import type {
 import { readEntry } from "./entry.js";
 import { establishRun, identityMismatch, validateCreate } from "./establish.js";
 import { type ForkPoint, type ForkResult, forkInto } from "./fork.js";
-import type { RootHint } from "./journal.js";
-import { type RunMarks, RunSnapshot, RunTransaction } from "./scopes.js";
-import {
-  checkTransactionKey,
-  claimKey,
-  recordKey,
-  type TransactOptions,
-} from "./transaction-keys.js";
+import { JOURNAL_ROOTS } from "./journal-roots.js";
+import { RunLease } from "./lease.js";
 import type { RunContext, RunCreate } from "./types.js";
-import { type VerifyProgress, type VerifyReport, verifyRun } from "./verify.js";
 
+/** What `new RunStore(options)` takes: the provider's options, the injected clock and ids, a catalog. */
 export interface RunStoreOptions extends Omit<ConnectionProviderOptions<RunCreate>, "establish"> {
   /** Milliseconds since the epoch for timestamps. Default Date.now. */
   readonly clock?: () => number;
@@ -93,7 +86,11 @@ export class RunStore extends ProviderStore<RunCreate> {
     }
     const context: RunContext = {
       ...injectedContext(options),
-      workspace: { nodes: new NodeCache(), hash: options.driver.hash ?? portableHash },
+      workspace: {
+        nodes: new NodeCache(),
+        hash: options.driver.hash ?? portableHash,
+        journal: JOURNAL_ROOTS,
+      },
     };
     super(options, establishRun(context));
     this.catalog = catalog;
@@ -283,13 +280,7 @@ export class RunStore extends ProviderStore<RunCreate> {
     try {
       const targetLease = await this.open(target, { create: options.create });
       try {
-        const result = await forkInto(
-          sourceLease.lease,
-          targetLease.lease,
-          at,
-          this.#context,
-          this.#context.workspace.nodes,
-        );
+        const result = await forkInto(sourceLease.lease, targetLease.lease, at, this.#context);
         return { ...result, lease: targetLease };
       } catch (error) {
         await targetLease.release();
@@ -298,99 +289,6 @@ export class RunStore extends ProviderStore<RunCreate> {
     } finally {
       await sourceLease.release();
     }
-  }
-}
-
-/** A handle on one run. Release it (or `await using` it) when done. */
-export class RunLease {
-  readonly #lease: Lease;
-  readonly #context: RunContext;
-  /** The last event this lease saw appended: a guess SQLite checks on every use (see RootHint). */
-  readonly #hint: RootHint = { root: undefined };
-  /** The store's catalog note, when it has a catalog: after a stop or resume, and at release. */
-  readonly #note: ((lease: RunLease) => Promise<void>) | undefined;
-
-  /** @internal Run leases come from `RunStore.open`. */
-  constructor(lease: Lease, context: RunContext, note?: (lease: RunLease) => Promise<void>) {
-    this.#lease = lease;
-    this.#context = context;
-    this.#note = note;
-  }
-
-  get location(): string {
-    return this.#lease.location;
-  }
-
-  /** True for a lease from `open(location, { readOnly: true })`. */
-  get readOnly(): boolean {
-    return this.#lease.readOnly;
-  }
-
-  /**
-   * The connection-level lease under this run (`Lease` of
-   * `@runledger/core/engine`): statements on the run's own connection, for
-   * tools and test suites that inspect its tables. What it writes bypasses
-   * the run's rules; the journal, workspace and run row are the way to write.
-   */
-  get lease(): Lease {
-    return this.#lease;
-  }
-
-  /**
-   * Runs `fn` in one write transaction: all of it commits, or none. With
-   * `{ key }` it lands at most once: the key is recorded in the same
-   * transaction, and a later call with that key runs nothing and fails
-   * `already_landed` (details: the sequences it appended). That makes a
-   * retry after `commit_unknown` — a connection lost while the COMMIT was in
-   * flight — safe.
-   */
-  transact<T>(fn: (tx: RunTransaction) => Promise<T>, options: TransactOptions = {}): Promise<T> {
-    checkNames(options, ["key"], "transact's options");
-    const { key } = options;
-    if (key !== undefined) checkTransactionKey(key);
-    const note = this.#note;
-    const marks: RunMarks | undefined = note === undefined ? undefined : { statusChanged: false };
-    const work =
-      key === undefined
-        ? (scope: WriteScope) => fn(new RunTransaction(scope, this.#context, this.#hint, marks))
-        : async (scope: WriteScope) => {
-            const { before } = await claimKey(scope, key);
-            const result = await fn(new RunTransaction(scope, this.#context, this.#hint, marks));
-            await recordKey(scope, key, before, this.#context.clock());
-            return result;
-          };
-    if (note === undefined) return this.#lease.transact(work);
-    return this.#lease.transact(work).then(async (result) => {
-      // After the commit, never inside it: the catalog is another database (catalog/link.ts).
-      if (marks?.statusChanged === true) await note(this);
-      return result;
-    });
-  }
-
-  read<T>(fn: (r: RunSnapshot) => Promise<T>): Promise<T> {
-    return this.#lease.read((scope) => fn(new RunSnapshot(scope, this.#context.workspace)));
-  }
-
-  /** The deep, O(data) check: integrity, every CHECK, gap-free journal and its digest chain, every object re-hashed, every reference. */
-  verify(options: { progress?: VerifyProgress } = {}): Promise<VerifyReport> {
-    try {
-      checkNames(options, ["progress"], "verify's options");
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return this.#lease.read((scope) =>
-      verifyRun(scope, this.#context.workspace.hash, options.progress),
-    );
-  }
-
-  async release(): Promise<void> {
-    // The last sequence and times as this lease leaves them; a read-only lease changed nothing.
-    if (this.#note !== undefined && !this.readOnly && !this.#lease.released) await this.#note(this);
-    return this.#lease.release();
-  }
-
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.release();
   }
 }
 

@@ -4,7 +4,7 @@
  */
 import type { InjectedContext } from "../port/context.js";
 import type { JsonObject, JsonValue } from "../port/json.js";
-import type { WorkspaceContext } from "../workspace/objects.js";
+import type { WorkspaceContext } from "../workspace/context.js";
 
 export type RunStatus =
   | "running"

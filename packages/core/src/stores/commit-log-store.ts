@@ -2,17 +2,20 @@
  * The providers of commit logs and read models, shaped like RunStore: one
  * authoritative entry per canonical location, each database recognized (or
  * created, with `{ create: true }`) before the first handle is given out.
- * They live above commitlog/ because they compose it with the connection
- * provider; commitlog/ itself only needs a DatabaseAccess.
+ * They live above commit-log/ because they compose it with the connection
+ * provider; commit-log/ itself only needs a DatabaseAccess.
  */
 
-import type { LogContext } from "../commitlog/context.js";
-import { establishCommitLog, establishReadModel } from "../commitlog/establish.js";
-import { CommitLog } from "../commitlog/log.js";
-import { ReadModel } from "../commitlog/read-model.js";
-import { LogReader } from "../commitlog/reader.js";
+import type { LogContext } from "../commit-log/context.js";
+import { establishCommitLog, establishReadModel } from "../commit-log/establish.js";
+import { CommitLog } from "../commit-log/log.js";
+import { ReadModel } from "../commit-log/read-model.js";
+import { LogReader } from "../commit-log/reader.js";
 import { openExisting } from "../connection/open-existing.js";
-import { type ConnectionProviderOptions, PROVIDER_OPTIONS } from "../connection/provider.js";
+import {
+  type ConnectionProviderOptions,
+  PROVIDER_OPTIONS,
+} from "../connection/provider-options.js";
 import { ProviderStore } from "../connection/store-base.js";
 import { injectedContext } from "../port/context.js";
 import { checkNames } from "../port/options.js";

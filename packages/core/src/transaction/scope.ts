@@ -112,7 +112,7 @@ abstract class Scope implements Executor {
 
   /**
    * Hands out `work`, started in this scope, as an operation of it: the
-   * scope's callback must await it before returning (operations.ts). Work
+   * scope's callback must await it before returning. Work
    * started after the callback ended is not tracked; it fails on its own
    * (`transaction_closed`).
    */

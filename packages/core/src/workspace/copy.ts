@@ -4,33 +4,32 @@
  * what the target already holds. Ids are content addresses, so the root has
  * the same id in the target as in the source.
  */
+import { sameBytes } from "../port/bytes.js";
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
-import { sameBytes } from "../port/hash.js";
 import { INSERT_CHUNK, READ_CHUNK, READ_OBJECT } from "./files.js";
+import { idKey } from "./id-key.js";
 import { type DirectoryNode, decodeNode, INLINE_NODE_MAX } from "./node.js";
+import { readNodeBytes } from "./node-bytes.js";
 import { objectKey } from "./object-key.js";
-import {
-  BYTES,
-  CHUNK_LIST,
-  idKey,
-  insertObjects,
-  type ObjectRow,
-  reachedNodes,
-  readNodeBytes,
-  readRootBytes,
-} from "./objects.js";
+import { BYTES, CHUNK_LIST, insertObjects, type ObjectRow } from "./object-rows.js";
+import { reachedNodes } from "./reached-nodes.js";
+import type { JournalRoots } from "./root-journal.js";
+import { readRootBytes } from "./roots.js";
 
 /**
- * Returns the root's node when it is small enough for the target's event to
- * hold it (roots.ts): then it is not written as a row.
+ * Copies what `root` reaches from `source` (whose journal may hold the root
+ * itself) to `target`. Returns the root's bytes when they are small enough
+ * for the target's event to hold them (roots.ts): then they are not written
+ * as a row.
  */
 export async function copyRoot(
   source: Executor,
+  journal: JournalRoots,
   target: Executor,
   root: Uint8Array,
-): Promise<{ rootNode?: Uint8Array }> {
-  let rootNode: Uint8Array | undefined;
+): Promise<{ rootBytes?: Uint8Array }> {
+  let rootBytes: Uint8Array | undefined;
   const seen = new Set<string>();
   const rows: ObjectRow[] = [];
   let held = 0;
@@ -73,7 +72,7 @@ export async function copyRoot(
   // The root may be held by the source's events alone (roots.ts), as the target's event will hold it.
   const copyNode = async (id: Uint8Array): Promise<DirectoryNode> => {
     const isRoot = sameBytes(id, root);
-    const stored = await (isRoot ? readRootBytes : readNodeBytes)(source, id);
+    const stored = await (isRoot ? readRootBytes(source, journal, id) : readNodeBytes(source, id));
     const { bytes } = stored;
     const node = bytes === undefined ? undefined : decodeNode(id, bytes);
     if (node === undefined || bytes === undefined) {
@@ -84,7 +83,7 @@ export async function copyRoot(
           : "the source holds a directory node it cannot read; run verify on it",
       );
     }
-    if (isRoot && bytes.length <= INLINE_NODE_MAX) rootNode = bytes;
+    if (isRoot && bytes.length <= INLINE_NODE_MAX) rootBytes = bytes;
     else await keep({ id, kind: BYTES, size: bytes.length, data: bytes });
     return node;
   };
@@ -98,5 +97,5 @@ export async function copyRoot(
     }
   }
   await flush();
-  return rootNode === undefined ? {} : { rootNode };
+  return rootBytes === undefined ? {} : { rootBytes };
 }

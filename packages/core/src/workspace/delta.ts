@@ -18,7 +18,7 @@
  *   than its base's. So a chain always ends at a whole node within
  *   MAX_CHAIN reads, and a damaged file can never send a reader round a
  *   loop. Which representation a row gets is decided by SQLite when the row
- *   is inserted, from the base row it finds (see objects.ts): a delta only
+ *   is inserted, from the base row it finds (see object-rows.ts): a delta only
  *   onto a base that is present and not already MAX_CHAIN deep, else the
  *   whole node. No process has to know how another one stored a node.
  * - A delta is proposed only onto a node of the directory the edit replaced,
@@ -28,17 +28,9 @@
  *   whose base is collected is first rewritten whole (gc.ts).
  */
 import { blockBytes } from "./blocks.js";
-import {
-  compareNames,
-  type DirectoryNode,
-  entryOffsets,
-  type Item,
-  NODE_PREFIX_LENGTH,
-  readVarint,
-  sharedEntries,
-  varintLength,
-  writeVarint,
-} from "./node.js";
+import { compareNames, type DirectoryNode, type Item, NODE_PREFIX_LENGTH } from "./node.js";
+import { entryOffsets, sharedEntries } from "./node-encoding.js";
+import { readVarint, varintLength, writeVarint } from "./varint.js";
 
 /** The deepest a delta row may be: a node is rebuilt from at most this many changes. */
 export const MAX_CHAIN = 16;

@@ -11,9 +11,9 @@
  * added or removed, and a file replaced by a directory of the same name (or
  * the reverse) is a removal and additions.
  */
-import { sameBytes, toHex } from "../port/hash.js";
+import { sameBytes, toHex } from "../port/bytes.js";
 import { compareNames, type DirectoryNode, type Item } from "./node.js";
-import type { NodeLoader } from "./objects.js";
+import type { NodeLoader } from "./node-loader.js";
 import { entries } from "./trees.js";
 
 /** A file as one side of a change shows it. */

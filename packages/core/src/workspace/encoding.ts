@@ -24,15 +24,15 @@ import { DELTA_FORMAT, MAX_CHAIN } from "./delta.js";
 import { CHUNK_SIZE } from "./files.js";
 import {
   CUT_ONE_IN,
-  EMPTY_ROOT_ID,
   ENTRY_KINDS,
   INLINE_MAX,
   INLINE_NODE_MAX,
   MAX_NODE_ENTRIES,
   NODE_DOMAIN,
 } from "./node.js";
+import { EMPTY_ROOT_ID } from "./node-encoding.js";
 import { OBJECT_KEY_PREFIX_BYTES } from "./object-key.js";
-import { BYTES, CHUNK_LIST, DELTA } from "./objects.js";
+import { BYTES, CHUNK_LIST, DELTA } from "./object-rows.js";
 
 /** `name:value,…` in the order given: a small table as one field. */
 function table(entries: Record<string, number>): string {

@@ -16,10 +16,13 @@
  */
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
-import { type HashFunctions, utf8 } from "../port/hash.js";
+import type { HashFunctions } from "../port/hash.js";
+import { placeholders } from "../port/placeholders.js";
+import { utf8 } from "../port/text.js";
+import { idKey } from "./id-key.js";
 import { INLINE_MAX } from "./node.js";
 import { OBJECT_BY_ID, OBJECT_KEY_PREFIX_BYTES, objectKey } from "./object-key.js";
-import { BYTES, CHUNK_LIST, idKey, type ObjectRow } from "./objects.js";
+import { BYTES, CHUNK_LIST, type ObjectRow } from "./object-rows.js";
 
 /** The size blobs are cut into when written. Readers follow each blob's own chunk list. */
 export const CHUNK_SIZE = 256 * 1024;
@@ -119,7 +122,7 @@ async function presentChunks(executor: Executor, keys: Uint8Array[]): Promise<Se
   for (let start = 0; start < keys.length; start += KEYS_PER_QUERY) {
     const batch = keys.slice(start, start + KEYS_PER_QUERY);
     const { rows } = await executor.execute(
-      `SELECT prefix_digest FROM workspace_chunk WHERE prefix_digest IN (${batch.map(() => "?").join(", ")})`,
+      `SELECT prefix_digest FROM workspace_chunk WHERE prefix_digest IN ${placeholders(1, batch.length)}`,
       batch,
     );
     for (const row of rows) {
@@ -247,7 +250,7 @@ export async function readFiles(
   for (let start = 0; start < wanted.length; start += KEYS_PER_QUERY) {
     const batch = wanted.slice(start, start + KEYS_PER_QUERY);
     const { rows } = await executor.execute(
-      `SELECT id, kind, data FROM workspace_object WHERE substr(id, 1, ${OBJECT_KEY_PREFIX_BYTES}) IN (${batch.map(() => "?").join(", ")})`,
+      `SELECT id, kind, data FROM workspace_object WHERE substr(id, 1, ${OBJECT_KEY_PREFIX_BYTES}) IN ${placeholders(1, batch.length)}`,
       batch.map((digest) => digest.slice(0, OBJECT_KEY_PREFIX_BYTES)),
     );
     for (const row of rows) {

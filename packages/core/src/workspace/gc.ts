@@ -1,5 +1,5 @@
 /**
- * Pruning and garbage collection, by marking and sweeping. What is retained:
+ * Garbage collection, by marking and sweeping. What is retained:
  * the root of every journal event (the newest one's is the current root), of
  * every pin, and the empty root; everything those roots reach — directory
  * nodes, files, and the pieces of large files. Collection walks from the
@@ -7,25 +7,25 @@
  * walked once), then deletes every object and piece left unmarked — after
  * storing whole any kept node stored as a delta onto one of them. No index
  * is kept just so that collection can find references: a step writes fewer
- * pages, and collection, which is rare, pays with one walk.
+ * pages, and collection, which is rare, pays with one walk. (Pruning, which
+ * drops old events and so the roots only they retained, is the journal's.)
  */
 
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { keysetRows } from "../port/keyset.js";
-import { EMPTY_ROOT_ID_BYTES, isNodeBytes } from "./node.js";
+import { placeholders } from "../port/placeholders.js";
+import type { WorkspaceContext } from "./context.js";
+import { idKey } from "./id-key.js";
+import { isNodeBytes } from "./node.js";
+import { readNodeBytes } from "./node-bytes.js";
+import { EMPTY_ROOT_ID_BYTES } from "./node-encoding.js";
+import { NodeLoader } from "./node-loader.js";
 import { OBJECT_BY_ID, objectKey } from "./object-key.js";
-import {
-  BYTES,
-  CHUNK_LIST,
-  DELTA,
-  idKey,
-  type NodeCache,
-  NodeLoader,
-  reachedNodes,
-  readNodeBytes,
-} from "./objects.js";
-import type { RootRef } from "./roots.js";
+import { BYTES, CHUNK_LIST, DELTA } from "./object-rows.js";
+import { pinnedRoots } from "./pins.js";
+import { reachedNodes } from "./reached-nodes.js";
+import type { JournalRoots, RootRef } from "./root-journal.js";
 
 export interface GarbageReport {
   /** Directory nodes deleted. */
@@ -36,16 +36,6 @@ export interface GarbageReport {
   readonly chunks: number;
 }
 
-/**
- * Each retained root once, in the order the journal first named them (roots
- * only pins hold first): consecutive roots share most of their paths, so a
- * walk over them finds its nodes cached, or (verify) its delta chains
- * rebuilt from one another instead of from their whole nodes.
- */
-const RETAINED_ROOTS = `SELECT root_id, max(root_node) AS root_node FROM (
-  SELECT root_id, root_node, sequence FROM journal
-  UNION ALL SELECT root_id, NULL, NULL FROM workspace_pin)
-GROUP BY root_id ORDER BY min(sequence)`;
 const FILE_KIND = `SELECT kind, data FROM workspace_object WHERE ${OBJECT_BY_ID}`;
 const STORE_WHOLE = "UPDATE workspace_object SET kind = 0, depth = 0, data = ? WHERE rowid = ?";
 const PAGE = 500;
@@ -63,16 +53,19 @@ export interface Marks {
 }
 
 /** Walks everything the retained roots reach. */
-export async function markRetained(executor: Executor, cache: NodeCache): Promise<Marks> {
+export async function markRetained(
+  executor: Executor,
+  workspace: WorkspaceContext,
+): Promise<Marks> {
   const marks: Marks = { nodes: new Set(), files: new Set(), chunks: new Set() };
-  const loader = new NodeLoader(executor, cache);
-  const retained = await retainedRoots(executor);
+  const loader = new NodeLoader(executor, workspace.nodes, workspace.journal);
+  const retained = await retainedRoots(executor, workspace.journal);
   // A root its events hold is read from them (roots.ts); a row of it, if any, is marked too.
-  const held = new Map(retained.map((root) => [idKey(root.id), root.node]));
+  const held = new Map(retained.map((root) => [idKey(root.id), root.bytes]));
   const roots = [EMPTY_ROOT_ID_BYTES, ...retained.map((root) => root.id)];
   const load = (id: Uint8Array) => {
-    const node = held.get(idKey(id));
-    return node === undefined ? loader.load(id) : loader.root(id, node);
+    const bytes = held.get(idKey(id));
+    return bytes === undefined ? loader.load(id) : loader.root(id, { held: bytes });
   };
   for await (const node of reachedNodes(roots, load, marks.nodes)) {
     for (const item of node.items) {
@@ -99,8 +92,11 @@ export async function markRetained(executor: Executor, cache: NodeCache): Promis
 }
 
 /** Deletes every node, file and piece that nothing retained reaches. */
-export async function collectGarbage(executor: Executor, cache: NodeCache): Promise<GarbageReport> {
-  const marks = await markRetained(executor, cache);
+export async function collectGarbage(
+  executor: Executor,
+  workspace: WorkspaceContext,
+): Promise<GarbageReport> {
+  const marks = await markRetained(executor, workspace);
   let nodes = 0;
   let files = 0;
   let chunks = 0;
@@ -134,7 +130,7 @@ export async function collectGarbage(executor: Executor, cache: NodeCache): Prom
     }
     await executor.execute(STORE_WHOLE, [stored.bytes, rowid]);
   }
-  await deleteAll(executor, "workspace_object", "rowid", doomed);
+  await deleteAll(executor, "DELETE FROM workspace_object WHERE rowid IN", doomed);
   const doomedChunks: Uint8Array[] = [];
   const byDigest = (row: Record<string, unknown>) => row.prefix_digest as Uint8Array;
   for await (const row of pages(executor, CHUNK_PAGE, new Uint8Array(0), byDigest)) {
@@ -143,20 +139,23 @@ export async function collectGarbage(executor: Executor, cache: NodeCache): Prom
     }
   }
   chunks = doomedChunks.length;
-  await deleteAll(executor, "workspace_chunk", "prefix_digest", doomedChunks);
+  await deleteAll(executor, "DELETE FROM workspace_chunk WHERE prefix_digest IN", doomedChunks);
   return { nodes, files, chunks };
 }
 
 /**
- * The roots the journal and the pins retain, each once, oldest first (the
- * empty root is retained besides), each with its node when an event holds it.
+ * The roots the pins and the journal retain, each once (the empty root is
+ * retained besides), each with its bytes when an event holds them: first
+ * those only pins hold, by id, then the journal's in the order it first
+ * recorded them — consecutive roots share most of their paths, so a walk
+ * over them finds its nodes cached, or (verify) its delta chains rebuilt
+ * from one another instead of from their whole nodes.
  */
-export async function retainedRoots(executor: Executor): Promise<RootRef[]> {
-  return (await executor.execute(RETAINED_ROOTS)).rows.map((row) =>
-    row.root_node instanceof Uint8Array
-      ? { id: row.root_id as Uint8Array, node: row.root_node }
-      : { id: row.root_id as Uint8Array },
-  );
+export async function retainedRoots(executor: Executor, journal: JournalRoots): Promise<RootRef[]> {
+  const recorded = await journal.roots(executor);
+  const seen = new Set(recorded.map((root) => idKey(root.id)));
+  const pinned = (await pinnedRoots(executor)).filter((id) => !seen.has(idKey(id)));
+  return [...pinned.map((id) => ({ id })), ...recorded];
 }
 
 /** Every stored object (rowid, id, kind, size, data), in rowid order, a page at a time. */
@@ -179,62 +178,14 @@ function pages<K extends number | Uint8Array>(
   });
 }
 
+/** Deletes the rows `ids` name, a page at a time: `deleteIn` is the statement up to its IN list. */
 async function deleteAll(
   executor: Executor,
-  table: string,
-  column: string,
+  deleteIn: string,
   ids: readonly (Uint8Array | number)[],
 ): Promise<void> {
   for (let start = 0; start < ids.length; start += PAGE) {
     const batch = ids.slice(start, start + PAGE);
-    await executor.execute(
-      `DELETE FROM ${table} WHERE ${column} IN (${batch.map(() => "?").join(", ")})`,
-      batch,
-    );
+    await executor.execute(`${deleteIn} ${placeholders(1, batch.length)}`, batch);
   }
 }
-
-/**
- * Drops journal history before `before` (exclusive), recording in the
- * journal's anchor the digest the oldest event kept chains from, so that the
- * chain stays verifiable from there. The newest event and
- * the event a stop reason names are never dropped: both are refused with
- * `invalid_argument` before anything is deleted.
- */
-export async function pruneJournal(executor: Executor, before: number): Promise<number> {
-  if (!Number.isSafeInteger(before) || before < 1) {
-    throw new RunledgerError(
-      "invalid_argument",
-      "prune takes a journal sequence (a whole number >= 1)",
-    );
-  }
-  const { rows } = await executor.execute(
-    "SELECT (SELECT max(sequence) FROM journal) AS last, (SELECT stop_event FROM run) AS stop",
-  );
-  const last = rows[0]?.last === null ? 0 : Number(rows[0]?.last);
-  const stop = rows[0]?.stop === null ? undefined : Number(rows[0]?.stop);
-  if (before > last) {
-    throw new RunledgerError(
-      "invalid_argument",
-      `cannot prune before ${before}: the newest event is ${last} and is always kept`,
-    );
-  }
-  if (stop !== undefined && stop < before) {
-    throw new RunledgerError(
-      "invalid_argument",
-      `cannot prune before ${before}: the run's stop reason names event ${stop}`,
-    );
-  }
-  // The oldest event kept chains from the last one dropped: the anchor says so (run/chain.ts).
-  await executor.execute(MOVE_ANCHOR, [before, before - 1]);
-  return (await executor.execute("DELETE FROM journal WHERE sequence < ?", [before])).changes;
-}
-
-/**
- * The journal's anchor after a prune before `?1`: event ?1 chains from the
- * digest of event ?2 (its predecessor) — when that event is kept until now,
- * so a prune that drops nothing leaves the anchor as it was.
- */
-const MOVE_ANCHOR = `INSERT INTO journal_anchor (singleton, sequence, digest)
-SELECT 1, ?, digest FROM journal WHERE sequence = ?
-ON CONFLICT (singleton) DO UPDATE SET sequence = excluded.sequence, digest = excluded.digest`;

@@ -13,7 +13,7 @@
  * and resume the work where it stopped — nothing is computed twice.
  */
 import type { DirectoryNode } from "./node.js";
-import type { NodeLoader } from "./objects.js";
+import type { NodeLoader } from "./node-loader.js";
 
 /** Work that yields the id of each node it needs and is not at hand, and is resumed with that node. */
 export type NodeWork<T> = Generator<Uint8Array, T, DirectoryNode>;

@@ -54,10 +54,12 @@
  * it is stored as a delta of its changed entries, so the file does not grow
  * with it. Measured on a step adding a file to a directory of 5,000: one in
  * 12 wrote five nodes and 9.0 WAL pages, one in 32 writes three and 7.0.
+ *
+ * Here: the format's constants, the shape of a node, and its bytes read
+ * back (decodeNode); they are written by node-encoding.ts.
  */
-import type { HashFunctions } from "../port/hash.js";
-import { isAscii, portableHash, sameBytes, toHex, utf8 } from "../port/hash.js";
-import { blockBytes } from "./blocks.js";
+import { isAscii, utf8 } from "../port/text.js";
+import { readVarint } from "./varint.js";
 
 /** A node ends after about one entry in CUT_ONE_IN (its mean size in entries). */
 export const CUT_ONE_IN = 32;
@@ -74,18 +76,19 @@ export const INLINE_NODE_MAX = 512;
 
 /** What every node's bytes start with (then a 0x00): the node format's name and version. */
 export const NODE_DOMAIN = "runledger/node/1";
-const DOMAIN = utf8(`${NODE_DOMAIN}\u0000`);
+/** What every node's bytes start with: the domain, then a 0x00. */
+export const NODE_DOMAIN_BYTES: Uint8Array = utf8(`${NODE_DOMAIN}\u0000`);
 const FILE = 1;
 const DIRECTORY = 2;
 const INLINE_FILE = 3;
 const INLINE_DIRECTORY = 4;
 /** The kind byte of each leaf entry (the layout above), by name. */
-export const ENTRY_KINDS: Readonly<Record<string, number>> = Object.freeze({
+export const ENTRY_KINDS = Object.freeze({
   file: FILE,
   directory: DIRECTORY,
   "inline-file": INLINE_FILE,
   "inline-directory": INLINE_DIRECTORY,
-});
+} as const);
 
 export type ItemKind = "file" | "directory" | "node";
 
@@ -155,203 +158,31 @@ export function isCut(level: number, name: string): boolean {
   return (h >>> 0) % CUT_ONE_IN === 0;
 }
 
-/**
- * Builds a node's bytes and id. Items must already be in name order. With
- * `base` — the node this one replaces, at hand with its bytes — entries
- * equal to base entries are copied from the base's bytes (an entry's bytes
- * depend on nothing but the entry), so an edit that changes one entry of a
- * large node writes that entry and copies the rest; the node records `base`
- * to be stored as a change to it (delta.ts).
- */
-export function encodeNode(
-  level: number,
-  items: readonly Item[],
-  hash: HashFunctions = portableHash,
-  base?: DirectoryNode,
-): DirectoryNode {
-  const { bytes, offsets } = bytesFrom(
-    level,
-    items,
-    base?.bytes !== undefined && base.level === level
-      ? (base as DirectoryNode & { bytes: Uint8Array })
-      : undefined,
-  );
-  const id = hash.sha256(bytes);
-  return base === undefined
-    ? { id, level, items, bytes, offsets }
-    : { id, level, items, bytes, offsets, base };
-}
-
-/** A node's canonical bytes, and where each entry starts in them (`entryOffsets`). */
-export function nodeBytes(
-  level: number,
-  items: readonly Item[],
-): { bytes: Uint8Array; offsets: number[] } {
-  return bytesFrom(level, items, undefined);
-}
-
-/**
- * `nodeBytes`, with each run of entries that `base` (the node replaced, with
- * its bytes) also holds, in the same order, copied from its bytes.
- */
-function bytesFrom(
-  level: number,
-  items: readonly Item[],
-  base: (DirectoryNode & { bytes: Uint8Array }) | undefined,
-): { bytes: Uint8Array; offsets: number[] } {
-  const baseAt = base === undefined ? undefined : (base.offsets ?? entryOffsets(level, base.items));
-  const shared = base === undefined ? undefined : sharedEntries(base.items, items);
-  // The names of the entries not copied, to encode (an ASCII one as its code units).
-  const names: (string | Uint8Array | undefined)[] = new Array(items.length);
-  const offsets: number[] = new Array(items.length + 1);
-  let length = headerLength(items.length);
-  offsets[0] = length;
-  for (let i = 0; i < items.length; i++) {
-    const j = shared?.[i] ?? -1;
-    if (j >= 0) {
-      length += baseAt![j + 1]! - baseAt![j]!;
-    } else {
-      const item = items[i]!;
-      const name = isAscii(item.name) ? item.name : utf8(item.name);
-      names[i] = name;
-      length += entryLength(level, item, name.length);
-    }
-    offsets[i + 1] = length;
-  }
-  const bytes = header(level, items.length, length);
-  for (let i = 0; i < items.length; ) {
-    const j = shared?.[i] ?? -1;
-    if (j < 0) {
-      writeEntry(bytes, offsets[i]!, level, items[i]!, names[i]!);
-      i++;
-      continue;
-    }
-    let end = i + 1;
-    while (end < items.length && shared![end] === j + (end - i)) end++;
-    bytes.set(base!.bytes.subarray(baseAt![j]!, baseAt![j + end - i]!), offsets[i]!);
-    i = end;
-  }
-  return { bytes, offsets };
-}
-
-/**
- * For each of `items`, the index of the entry of `olds` that encodes to the
- * same bytes, or -1 (both lists in name order): what a node replacing
- * another shares with it, for its bytes and for its delta (delta.ts).
- */
-export function sharedEntries(olds: readonly Item[], items: readonly Item[]): number[] {
-  const shared: number[] = new Array(items.length);
-  let j = 0;
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i]!;
-    while (j < olds.length && olds[j] !== item && compareNames(olds[j]!.name, item.name) < 0) j++;
-    if (j < olds.length && sameEntry(olds[j]!, item)) {
-      shared[i] = j;
-      j++;
-    } else {
-      shared[i] = -1;
-    }
-  }
-  return shared;
-}
-
-/** Two entries that encode to the same bytes. */
-function sameEntry(a: Item, b: Item): boolean {
-  if (a === b) return true;
-  // Content held in an entry hashes to its target (a file's digest, a held
-  // directory's id): equal targets, equal content — no need to compare it.
-  return (
-    a.name === b.name &&
-    a.kind === b.kind &&
-    a.size === b.size &&
-    (a.content === undefined) === (b.content === undefined) &&
-    sameBytes(a.target, b.target)
-  );
-}
-
-function headerLength(count: number): number {
-  return DOMAIN.length + 1 + varintLength(count);
-}
-
-/**
- * A node's bytes of `length`, with the domain, level and entry count written:
- * carved from a block (blocks.ts), unless a parent's entry may hold them.
- */
-function header(level: number, count: number, length: number): Uint8Array {
-  const bytes = length > INLINE_NODE_MAX ? blockBytes(length) : new Uint8Array(length);
-  bytes.set(DOMAIN, 0);
-  bytes[DOMAIN.length] = level;
-  writeVarint(bytes, DOMAIN.length + 1, count);
-  return bytes;
-}
-
-/** Writes one entry at `at` (its name as code units if ASCII, else as UTF-8). */
-function writeEntry(
-  bytes: Uint8Array,
-  at: number,
-  level: number,
-  item: Item,
-  name: string | Uint8Array,
-): void {
-  if (level === 0) bytes[at++] = entryKind(item);
-  at = writeVarint(bytes, at, name.length);
-  if (typeof name === "string") {
-    for (let k = 0; k < name.length; k++) bytes[at + k] = name.charCodeAt(k);
-  } else {
-    bytes.set(name, at);
-  }
-  at += name.length;
-  bytes.set(item.target, at);
-  at += 32;
-  if (level === 0 && item.kind === "file") at = writeVarint(bytes, at, item.size);
-  else if (level === 0 && item.content !== undefined) {
-    at = writeVarint(bytes, at, item.content.length);
-  }
-  if (level === 0 && item.content !== undefined) bytes.set(item.content, at);
-}
-
-/** Where a node's entries start in its bytes: entry i spans [at[i], at[i + 1]); at[count] is the end. */
-export function entryOffsets(level: number, items: readonly Item[]): number[] {
-  const at: number[] = new Array(items.length + 1);
-  let end = headerLength(items.length);
-  at[0] = end;
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i]!;
-    end += entryLength(level, item, isAscii(item.name) ? item.name.length : utf8(item.name).length);
-    at[i + 1] = end;
-  }
-  return at;
-}
-
-/** An entry's encoded length, given its name's UTF-8 length (the layout above). */
-function entryLength(level: number, item: Item, nameLength: number): number {
-  let length = (level === 0 ? 1 : 0) + varintLength(nameLength) + nameLength + 32;
-  if (level === 0 && item.kind === "file") {
-    length += varintLength(item.size) + (item.content?.length ?? 0);
-  } else if (level === 0 && item.content !== undefined) {
-    length += varintLength(item.content.length) + item.content.length;
-  }
-  return length;
-}
-
 /** The bytes every node starts with, up to its level byte: the domain and the level. */
-export const NODE_PREFIX_LENGTH = DOMAIN.length + 1;
+export const NODE_PREFIX_LENGTH = NODE_DOMAIN_BYTES.length + 1;
+
+/** A leaf entry's kind byte (the layout above). */
+export function entryKind(item: Item): number {
+  if (item.kind === "directory") return item.content === undefined ? DIRECTORY : INLINE_DIRECTORY;
+  return item.content === undefined ? FILE : INLINE_FILE;
+}
 
 // ignoreBOM keeps a name that starts with U+FEFF as it is (by default the decoder drops it).
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** True when bytes start with the node domain (a stored object that is a directory node). */
 export function isNodeBytes(bytes: Uint8Array): boolean {
-  if (bytes.length < DOMAIN.length) return false;
-  for (let i = 0; i < DOMAIN.length; i++) if (bytes[i] !== DOMAIN[i]) return false;
+  if (bytes.length < NODE_DOMAIN_BYTES.length) return false;
+  for (let i = 0; i < NODE_DOMAIN_BYTES.length; i++)
+    if (bytes[i] !== NODE_DOMAIN_BYTES[i]) return false;
   return true;
 }
 
 /** Reads a node's bytes; undefined when they are not a well-formed node. */
 export function decodeNode(id: Uint8Array, bytes: Uint8Array): DirectoryNode | undefined {
   try {
-    if (bytes.length < DOMAIN.length + 2 || !isNodeBytes(bytes)) return undefined;
-    let at = DOMAIN.length;
+    if (bytes.length < NODE_DOMAIN_BYTES.length + 2 || !isNodeBytes(bytes)) return undefined;
+    let at = NODE_DOMAIN_BYTES.length;
     const level = bytes[at++]!;
     const [count, afterCount] = readVarint(bytes, at);
     at = afterCount;
@@ -397,63 +228,4 @@ export function decodeNode(id: Uint8Array, bytes: Uint8Array): DirectoryNode | u
   } catch {
     return undefined;
   }
-}
-
-/** The canonical empty directory (and empty workspace root): a leaf with no entries. */
-export const EMPTY_NODE: DirectoryNode = encodeNode(0, []);
-export const EMPTY_ROOT_ID_BYTES: Uint8Array = EMPTY_NODE.id;
-/** The canonical empty workspace root, identical on every adapter (hex). */
-export const EMPTY_ROOT_ID: string = toHex(EMPTY_ROOT_ID_BYTES);
-
-function entryKind(item: Item): number {
-  if (item.kind === "directory") return item.content === undefined ? DIRECTORY : INLINE_DIRECTORY;
-  return item.content === undefined ? FILE : INLINE_FILE;
-}
-
-/**
- * The entry naming a directory whose top node is `top`: holding the node's
- * bytes when they are at most INLINE_NODE_MAX (so the node gets no row of its
- * own), else its id alone.
- */
-export function directoryItem(name: string, top: DirectoryNode, hash: HashFunctions): Item {
-  const length = top.bytes?.length ?? entryOffsets(top.level, top.items).at(-1)!;
-  if (length > INLINE_NODE_MAX) return { name, kind: "directory", target: top.id, size: 0 };
-  const bytes = top.bytes ?? encodeNode(top.level, top.items, hash).bytes!;
-  // Only what reading needs: a built node's bytes and base would stay alive in every cached parent.
-  const node = { id: top.id, level: top.level, items: top.items };
-  return { name, kind: "directory", target: top.id, size: 0, content: bytes, node };
-}
-
-export function varintLength(value: number): number {
-  let length = 1;
-  while (value >= 0x80) {
-    value = Math.floor(value / 0x80);
-    length++;
-  }
-  return length;
-}
-
-export function writeVarint(bytes: Uint8Array, at: number, value: number): number {
-  while (value >= 0x80) {
-    bytes[at++] = (value % 0x80) | 0x80;
-    value = Math.floor(value / 0x80);
-  }
-  bytes[at++] = value;
-  return at;
-}
-
-export function readVarint(bytes: Uint8Array, at: number): [number, number] {
-  let value = 0;
-  let scale = 1;
-  for (let i = 0; i < 8; i++) {
-    const byte = bytes[at++];
-    if (byte === undefined) throw new RangeError("truncated varint");
-    value += (byte & 0x7f) * scale;
-    if ((byte & 0x80) === 0) {
-      if (!Number.isSafeInteger(value)) throw new RangeError("varint too large");
-      return [value, at];
-    }
-    scale *= 0x80;
-  }
-  throw new RangeError("varint too long");
 }

@@ -23,6 +23,15 @@ export function objectKey(id: Uint8Array): [Uint8Array, Uint8Array] {
   return [id.slice(0, OBJECT_KEY_PREFIX_BYTES), id];
 }
 
+/**
+ * True when an object whose id is `value` (an SQL expression) is stored: for
+ * a statement another folder runs on its own tables that asks this in
+ * passing (opening a run checks its current root in one statement).
+ */
+export function objectStored(value: string): string {
+  return `EXISTS (SELECT 1 FROM workspace_object AS o WHERE ${objectIdEquals("o.id", value)})`;
+}
+
 /** The same predicate for a join: `column` (an object id) equal to `value`, an SQL expression. */
 export function objectIdEquals(column: string, value: string): string {
   const n = OBJECT_KEY_PREFIX_BYTES;

@@ -12,8 +12,7 @@
  * A refused path fails with `invalid_path`, naming the path and the rule.
  */
 import { RunledgerError } from "../port/errors.js";
-import { isAscii, utf8 } from "../port/hash.js";
-import { isWellFormed } from "../port/text.js";
+import { isAscii, isWellFormed, utf8 } from "../port/text.js";
 
 export const MAX_PATH_BYTES = 1024;
 export const MAX_SEGMENT_BYTES = 255;

@@ -16,9 +16,10 @@
  */
 import { RunledgerError } from "../port/errors.js";
 import type { HashFunctions } from "../port/hash.js";
-import { compareNames, type DirectoryNode, directoryItem, EMPTY_NODE, type Item } from "./node.js";
+import { compareNames, type DirectoryNode, type Item } from "./node.js";
+import { directoryItem, EMPTY_NODE } from "./node-encoding.js";
+import type { NodeLoader } from "./node-loader.js";
 import { type NodeWork, settle } from "./node-work.js";
-import type { NodeLoader } from "./objects.js";
 import { type Change, editWork, lookupWork } from "./trees.js";
 
 /** One planned change below a directory, by entry name. */

@@ -7,15 +7,17 @@
  * the apply builds on and what must be there; when any fails, nothing is
  * written.
  */
+import { fromHex, toHex } from "../port/bytes.js";
 import type { Executor } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
-import { fromHex, type HashFunctions, toHex } from "../port/hash.js";
+import type { HashFunctions } from "../port/hash.js";
 import { checkNames } from "../port/options.js";
-import { type DirectoryNode, directoryItem, type Item } from "./node.js";
+import type { DirectoryNode, Item } from "./node.js";
+import { directoryItem } from "./node-encoding.js";
+import type { NodeLoader } from "./node-loader.js";
 import { settle } from "./node-work.js";
-import type { NodeLoader } from "./objects.js";
 import { parseDirectory, parsePath } from "./paths.js";
-import { eventRoot } from "./roots.js";
+import type { JournalRoots } from "./root-journal.js";
 import { lookup, lookupWork } from "./trees.js";
 
 /** A root of the run: by its id (hex), or as the event with this sequence recorded it. */
@@ -93,11 +95,12 @@ export function rootPoint(at: unknown, where: string): RootPoint | undefined {
 /** The top node of a root of the run, by id or by event; `root_not_found` when the run no longer has it. */
 export async function rootAt(
   executor: Executor,
+  journal: JournalRoots,
   loader: NodeLoader,
   at: RootPoint,
 ): Promise<DirectoryNode> {
-  if ("root" in at) return loader.loadRoot(fromHex(at.root), at.root);
-  const ref = await eventRoot(executor, at.sequence);
+  if ("root" in at) return loader.root(fromHex(at.root), { named: at.root });
+  const ref = await journal.eventRoot(executor, at.sequence);
   if (ref === undefined) {
     throw new RunledgerError(
       "root_not_found",
@@ -105,17 +108,18 @@ export async function rootAt(
       { details: { sequence: at.sequence } },
     );
   }
-  return loader.root(ref.id, ref.node);
+  return loader.root(ref.id, { held: ref.bytes });
 }
 
 /** The top node of a root a copy names; `copy_source_not_found` when the run no longer has it. */
 export async function sourceRoot(
   executor: Executor,
+  journal: JournalRoots,
   loader: NodeLoader,
   at: RootPoint,
 ): Promise<DirectoryNode> {
   try {
-    return await rootAt(executor, loader, at);
+    return await rootAt(executor, journal, loader, at);
   } catch (error) {
     if (!isRunledgerError(error, "root_not_found")) throw error;
     if ("sequence" in at) {

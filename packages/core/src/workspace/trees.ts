@@ -17,17 +17,10 @@
  */
 import type { HashFunctions } from "../port/hash.js";
 import { baseFor } from "./delta.js";
-import {
-  compareNames,
-  type DirectoryNode,
-  EMPTY_NODE,
-  encodeNode,
-  type Item,
-  isCut,
-  MAX_NODE_ENTRIES,
-} from "./node.js";
+import { compareNames, type DirectoryNode, type Item, isCut, MAX_NODE_ENTRIES } from "./node.js";
+import { EMPTY_NODE, encodeNode } from "./node-encoding.js";
+import type { NodeLoader } from "./node-loader.js";
 import { type NodeWork, settle } from "./node-work.js";
-import type { NodeLoader } from "./objects.js";
 
 /** One step of a path from a directory's top node down: the node, and the child taken in it. */
 interface Step {

@@ -10,7 +10,7 @@
  * Every refusal happens before step 4, so a refused file is left exactly
  * as found.
  */
-import type { EstablishContext } from "../../connection/provider.js";
+import type { EstablishContext } from "../../connection/provider-options.js";
 import { RunledgerError } from "../../port/errors.js";
 import type { DatastoreFormat } from "../../routing/hook.js";
 import { createSchema } from "../../schema/create.js";

@@ -6,7 +6,10 @@
  */
 
 import { openExisting } from "../../connection/open-existing.js";
-import { type ConnectionProviderOptions, PROVIDER_OPTIONS } from "../../connection/provider.js";
+import {
+  type ConnectionProviderOptions,
+  PROVIDER_OPTIONS,
+} from "../../connection/provider-options.js";
 import { ProviderStore } from "../../connection/store-base.js";
 import { type InjectedContext, injectedContext } from "../../port/context.js";
 import { RunledgerError } from "../../port/errors.js";

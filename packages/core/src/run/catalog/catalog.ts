@@ -3,7 +3,7 @@
  * here. Callers hand in entries read from their runs; this file never opens
  * a run and never decides what a run holds.
  */
-import type { DatabaseAccess } from "../../commitlog/context.js";
+import type { DatabaseAccess } from "../../commit-log/context.js";
 import type { Executor } from "../../port/driver.js";
 import { RunledgerError } from "../../port/errors.js";
 import type { Row } from "../../port/values.js";

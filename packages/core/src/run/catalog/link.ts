@@ -13,7 +13,8 @@
  */
 
 import type { Lease } from "../../connection/lease.js";
-import { ConnectionProvider, type ConnectionProviderOptions } from "../../connection/provider.js";
+import { ConnectionProvider } from "../../connection/provider.js";
+import type { ConnectionProviderOptions } from "../../connection/provider-options.js";
 import type { InjectedContext } from "../../port/context.js";
 import { RunCatalog } from "./catalog.js";
 import { establishCatalog } from "./establish.js";

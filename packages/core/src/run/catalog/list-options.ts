@@ -8,6 +8,7 @@
  */
 import { RunledgerError } from "../../port/errors.js";
 import { checkNames } from "../../port/options.js";
+import { placeholders } from "../../port/placeholders.js";
 import type { SqlValue } from "../../port/values.js";
 import type { RunStatus } from "../types.js";
 import type { RunEntry, RunListOptions } from "./types.js";
@@ -47,7 +48,7 @@ export function listQuery(options: RunListOptions): ListQuery {
   }
   if (status !== undefined) {
     const statuses = checkStatuses(status);
-    where.push(`status IN (${statuses.map(() => "?").join(", ")})`);
+    where.push(`status IN ${placeholders(1, statuses.length)}`);
     params.push(...statuses);
   }
   for (const [name, value, column] of [

@@ -13,9 +13,10 @@
  * (every batch decided; the op rows and contents are deleted, the batch rows
  * stay as the unit's outcome).
  */
+import { fromHex } from "../port/bytes.js";
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
-import { fromHex } from "../port/hash.js";
+import { placeholders, ROWS_PER_STATEMENT } from "../port/placeholders.js";
 import type { SqlValue } from "../port/values.js";
 import { expectationColumns } from "./digests.js";
 import type { Placement, PlannedBatch } from "./planner.js";
@@ -92,8 +93,6 @@ export function bufferPlacements(buffer: StagingBuffer, placements: readonly Pla
   }
 }
 
-/** Rows per multi-row INSERT: few statements, well under SQLite's parameter limit. */
-const ROWS_PER_INSERT = 64;
 /** Bytes of content per multi-row INSERT. */
 const CONTENT_BYTES_PER_INSERT = 1 << 20;
 
@@ -137,8 +136,8 @@ ON CONFLICT (txn_id, batch) DO UPDATE SET op_count = excluded.op_count,
     );
   }
   const rows = buffer.rows;
-  for (let start = 0; start < rows.length; start += ROWS_PER_INSERT) {
-    const slice = rows.slice(start, start + ROWS_PER_INSERT);
+  for (let start = 0; start < rows.length; start += ROWS_PER_STATEMENT) {
+    const slice = rows.slice(start, start + ROWS_PER_STATEMENT);
     const params: SqlValue[] = [];
     for (const row of slice) {
       params.push(
@@ -173,7 +172,7 @@ ON CONFLICT (txn_id, batch) DO UPDATE SET op_count = excluded.op_count,
   for (const { ref, digest, data } of buffer.contents.values()) {
     group.push(txnId, ref, digest, data);
     groupBytes += data.byteLength;
-    if (group.length / 4 >= ROWS_PER_INSERT || groupBytes >= CONTENT_BYTES_PER_INSERT) {
+    if (group.length / 4 >= ROWS_PER_STATEMENT || groupBytes >= CONTENT_BYTES_PER_INSERT) {
       await flush();
     }
   }
@@ -252,18 +251,4 @@ export async function clearStaging(
       txnId,
     ]);
   }
-}
-
-const PLACEHOLDERS = new Map<string, string>();
-
-/** "(?, ?), (?, ?)" for rows × columns, built once per shape. */
-export function placeholders(rows: number, columns: number): string {
-  const shape = `${rows}x${columns}`;
-  let text = PLACEHOLDERS.get(shape);
-  if (text === undefined) {
-    const row = `(${Array.from({ length: columns }, () => "?").join(", ")})`;
-    text = Array.from({ length: rows }, () => row).join(", ");
-    PLACEHOLDERS.set(shape, text);
-  }
-  return text;
 }

@@ -1,6 +1,8 @@
 /**
- * A cooperative FIFO queue: operations on one entry run one at a time, in the
- * order they arrived. A failed operation does not stop the ones behind it.
+ * A cooperative FIFO queue: the operations given to it run one at a time, in
+ * the order they arrived, and a failed one does not stop those behind it.
+ * A connection entry runs its turns through one (one statement stream per
+ * file), and so does a commit unit (one staging operation at a time).
  */
 export class TurnQueue {
   #tail: Promise<unknown> = Promise.resolve();

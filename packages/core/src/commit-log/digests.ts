@@ -3,7 +3,7 @@
  * as 32 raw bytes in the database (half the size, and compared as blobs).
  */
 import type { Expectation } from "../changes/ops.js";
-import { fromHex, toHex } from "../port/hash.js";
+import { fromHex, toHex } from "../port/bytes.js";
 import type { SqlValue } from "../port/values.js";
 
 export function hexOrNull(value: SqlValue | undefined): string | null {

@@ -12,8 +12,8 @@
  * whole or not at all. Each later batch is checked again, alone, inside its
  * own transaction (another writer may have moved the partition meanwhile).
  */
+import { toHex } from "../port/bytes.js";
 import type { Executor } from "../port/driver.js";
-import { toHex } from "../port/hash.js";
 import type { ExpectationFailure } from "./types.js";
 
 const CHECK = `WITH batches AS (

@@ -3,13 +3,13 @@
  * order, a commit's ops, the live keys of a partition, content by digest,
  * and the units its staging area holds.
  */
+import { fromHex } from "../port/bytes.js";
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
-import { fromHex } from "../port/hash.js";
 import { keysetRows } from "../port/keyset.js";
+import { placeholders } from "../port/placeholders.js";
 import type { Row } from "../port/values.js";
 import { expectationOf, hexOrNull } from "./digests.js";
-import { placeholders } from "./staging.js";
 import type {
   LandedVersion,
   LiveKey,
@@ -76,6 +76,28 @@ WHERE commit_id = ? ORDER BY ordinal`,
       [commitId],
     );
     return rows.map(toLogOp);
+  }
+
+  /**
+   * One page of the ops of the commits up to `last`, in log order after
+   * `after` (a commit id and an op's ordinal in it), each with its put's
+   * content (`data`, null where the chunk store lacks it): what a read model
+   * applies, a page at a time.
+   * @internal
+   */
+  async opsWithContent(
+    after: { readonly commitId: number; readonly ordinal: number },
+    last: number,
+    limit: number,
+  ): Promise<Row[]> {
+    const { rows } = await this.#executor.execute(
+      `SELECT o.commit_id, o.ordinal, o.kind, o.key, o.digest, k.data
+FROM log_op o LEFT JOIN chunk k ON k.digest = o.digest
+WHERE o.commit_id >= ? AND o.commit_id <= ? AND (o.commit_id > ? OR o.ordinal > ?)
+ORDER BY o.commit_id, o.ordinal LIMIT ?`,
+      [after.commitId, last, after.commitId, after.ordinal, limit],
+    );
+    return rows;
   }
 
   /** Every live key of a partition, in key order. */

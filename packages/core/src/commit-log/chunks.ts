@@ -7,7 +7,8 @@
  * its digest: wrong bytes are never stored), else from the unit's own staged
  * copy while it still exists. What neither has is reported, never invented.
  */
-import { sha256Hex, toHex } from "../port/hash.js";
+import { toHex } from "../port/bytes.js";
+import { sha256Hex } from "../port/hash.js";
 import type { DatabaseAccess } from "./context.js";
 import type { ChunkCheck, ContentSource } from "./types.js";
 

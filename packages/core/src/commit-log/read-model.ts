@@ -16,15 +16,15 @@
  *   state) and written with multi-row statements.
  */
 
+import { toHex } from "../port/bytes.js";
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
-import { toHex } from "../port/hash.js";
 import { keysetPages, keysetRows } from "../port/keyset.js";
 import { checkNames } from "../port/options.js";
+import { placeholders, ROWS_PER_STATEMENT } from "../port/placeholders.js";
 import type { Row, SqlValue } from "../port/values.js";
 import type { DatabaseAccess } from "./context.js";
-import { type CommitLog, commitLogAccess } from "./log.js";
-import { placeholders } from "./staging.js";
+import type { CommitLog } from "./log.js";
 import type { LogCommit } from "./types.js";
 
 export interface CatchUpOptions {
@@ -52,7 +52,6 @@ export interface CatalogRow {
   readonly intent: string;
 }
 
-const ROWS_PER_STATEMENT = 64;
 const BYTES_PER_STATEMENT = 1 << 20;
 
 export class ReadModel {
@@ -148,19 +147,7 @@ async function applyCommits(
   const last = commits[commits.length - 1]!.commitId;
   const pages = keysetPages({
     start: { commitId: first, ordinal: -1 },
-    page: (after, limit) =>
-      commitLogAccess(log).read(
-        async (reader) =>
-          (
-            await reader.execute(
-              `SELECT o.commit_id, o.ordinal, o.kind, o.key, o.digest, k.data
-FROM log_op o LEFT JOIN chunk k ON k.digest = o.digest
-WHERE o.commit_id >= ? AND o.commit_id <= ? AND (o.commit_id > ? OR o.ordinal > ?)
-ORDER BY o.commit_id, o.ordinal LIMIT ?`,
-              [after.commitId, last, after.commitId, after.ordinal, limit],
-            )
-          ).rows,
-      ),
+    page: (after, limit) => log.read((reader) => reader.opsWithContent(after, last, limit)),
     keyOf: (row) => ({ commitId: Number(row.commit_id), ordinal: Number(row.ordinal) }),
     limit: pageSize,
   });

@@ -31,6 +31,7 @@
 import { checkChange, type TypedChange } from "../changes/change.js";
 import { RunledgerError } from "../port/errors.js";
 import { keysetRows } from "../port/keyset.js";
+import { TurnQueue } from "../port/turn-queue.js";
 import { checkChunks } from "./chunks.js";
 import type { DatabaseAccess, LogContext } from "./context.js";
 import { BatchPlanner } from "./planner.js";
@@ -49,6 +50,7 @@ import { type ReconcileParts, reconcileUnit } from "./unit-reconcile.js";
 import { toStagedOp } from "./unit-rows.js";
 import { markOf, rollBackTo, type ScopedParts, stagingScope, type UnitMark } from "./unit-scope.js";
 
+/** Where a unit of work is in its life: staging, incomplete, sealed (its commit started), done or abandoned. */
 export type UnitState =
   /** Taking changes. */
   | "staging"
@@ -94,7 +96,8 @@ export class CommitUnit {
   #result: CommitResult | undefined;
   /** The datastores bound to this unit, put back to the log where a staged change did not land. */
   readonly #reconcilers = new Set<DocumentReconciler>();
-  #tail: Promise<unknown> = Promise.resolve();
+  /** One operation of this unit at a time, in call order. */
+  readonly #turns = new TurnQueue();
 
   /** @internal Units come from `log.begin()` and `log.resume()`. */
   constructor(
@@ -136,7 +139,7 @@ export class CommitUnit {
    * and stages nothing.
    */
   stage(changes: TypedChange | readonly TypedChange[]): Promise<void> {
-    return this.#serialize(() => this.#stageNow(changes));
+    return this.#turns.run(() => this.#stageNow(changes));
   }
 
   /**
@@ -148,7 +151,7 @@ export class CommitUnit {
    */
   openScope(): Promise<StagingScope> {
     return new Promise<StagingScope>((opened) => {
-      void this.#serialize(
+      void this.#turns.run(
         () =>
           new Promise<void>((ended) => {
             const mark = this.#state === "staging" ? markOf(this.#scoped()) : undefined;
@@ -200,7 +203,7 @@ export class CommitUnit {
 
   /** Every op staged and not yet committed, in batch order (read from the staging area). */
   async *stagedOps(): AsyncGenerator<StagedOp> {
-    await this.#serialize(async () => {
+    await this.#turns.run(async () => {
       if (this.#state === "staging" && !this.#buffer.empty) await this.#spill();
     });
     const rows = keysetRows({
@@ -231,7 +234,7 @@ ORDER BY o.batch, o.ordinal LIMIT ?`,
    * lands only what had not landed. Once done it answers the same result.
    */
   commit(): Promise<CommitResult> {
-    return this.#serialize(async () => {
+    return this.#turns.run(async () => {
       if (this.#state === "abandoned") throw closed(this.txnId, "commit", "it was abandoned");
       if (this.#state === "incomplete") throw incomplete(this.txnId, this.#incompleteBecause);
       if (this.#state === "staging") {
@@ -274,7 +277,7 @@ ORDER BY o.batch, o.ordinal LIMIT ?`,
    * each attached datastore (`reconciled`); abandoning again answers no keys.
    */
   abandon(): Promise<AbandonResult> {
-    return this.#serialize(async () => {
+    return this.#turns.run(async () => {
       if (this.#state === "abandoned") return { txnId: this.txnId, reconciled: [] };
       if (this.#state === "done") throw closed(this.txnId, "abandon", "it is already committed");
       const reconciled = await this.#reconcile("all");
@@ -319,13 +322,6 @@ ORDER BY o.batch, o.ordinal LIMIT ?`,
           ? "it is already committed"
           : "its commit has started";
     throw closed(this.txnId, action, why);
-  }
-
-  /** One operation of this unit at a time, in call order. */
-  #serialize<T>(operation: () => Promise<T>): Promise<T> {
-    const turn = this.#tail.then(operation);
-    this.#tail = turn.catch(() => undefined);
-    return turn;
   }
 }
 

@@ -10,8 +10,8 @@ import type { ReadScope, WriteScope } from "../transaction/scope.js";
 /**
  * What the commit log and the read model need from whoever opened their
  * database: a way to run one write transaction or one read snapshot at a
- * time. A lease of the connection provider is exactly this; the stores in
- * ../stores/ hand one in, so this layer never depends on the provider.
+ * time. A lease of the connection provider is exactly this: the commit log's
+ * and read model's stores hand one in.
  */
 export interface DatabaseAccess {
   /** The canonical location, for messages. */

@@ -13,6 +13,7 @@ import { createUnit } from "./staging.js";
 import type { ChunkCheck, ContentSource } from "./types.js";
 import { CommitUnit, UNIT_OPTIONS, type UnitOptions } from "./unit.js";
 
+/** What `log.begin()` takes: a unit's options, and its txn id. */
 export interface BeginOptions extends UnitOptions {
   /** The unit's txn id; default a new random one. A txn id the log already knows is refused. */
   readonly txnId?: string;

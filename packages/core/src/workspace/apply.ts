@@ -1,0 +1,317 @@
+/**
+ * `apply`: workspace changes, published atomically. New content is stored,
+ * the changed directories rewritten, and one journal event appended naming
+ * the new root, which makes it current — all in the caller's transaction,
+ * inside a savepoint, so that a failure anywhere leaves the previous root
+ * current and no row behind.
+ */
+import { isRunledgerError, RunledgerError } from "../port/errors.js";
+import type { HashFunctions } from "../port/hash.js";
+import type { JsonObject } from "../port/json.js";
+import { checkNames } from "../port/options.js";
+import type { WriteScope } from "../transaction/scope.js";
+import type { WorkspaceContext } from "./context.js";
+import { type Content, storeFile } from "./files.js";
+import { type DirectoryNode, INLINE_NODE_MAX, type Item } from "./node.js";
+import { NodeLoader } from "./node-loader.js";
+import { insertObjects, nodeRows, type ObjectRow } from "./object-rows.js";
+import { parsePath } from "./paths.js";
+import { applyPlan, type Edit, type MissingRule, PLACEHOLDER, planEdits } from "./plan.js";
+import type { ApplyResult, RootBase, RootJournal, RootPublisher } from "./root-journal.js";
+import {
+  type CopySource,
+  checkExpectations,
+  type PathExpectation,
+  type PlannedCopy,
+  type PlannedExpectation,
+  planCopies,
+  planExpectations,
+  sourceEntry,
+  sourceRoot,
+} from "./sources.js";
+import { builtBelow } from "./trees.js";
+
+export interface ApplyChanges {
+  readonly put?: Readonly<Record<string, Content>>;
+  readonly delete?: readonly string[];
+  /** Entries taken by reference from a root, by target path (each `{ from, at? }`). */
+  readonly copy?: Readonly<Record<string, CopySource>>;
+}
+
+/** What `apply` takes beside its changes. */
+export interface ApplyOptions {
+  /** The journal record published with the new root; default a `workspace.apply` record naming the paths. */
+  readonly event?: JsonObject;
+  /** What must be at each path of the root the apply builds on; else nothing is written (`expectation_failed`). */
+  readonly expect?: Readonly<Record<string, PathExpectation>>;
+  /** A delete of a path that holds nothing: "error" (default, `path_not_found`) or "ignore". */
+  readonly missing?: MissingRule;
+  /**
+   * The idempotency key of the apply's event (`r.journal.get(key)` finds it):
+   * one that names an event already refuses the apply, nothing written
+   * (`idempotency_conflict`).
+   */
+  readonly key?: string;
+}
+
+/**
+ * What building on a stale guess can fail with: its nodes gone, or paths
+ * that differ from the current root's (a delete, a copy's source, an
+ * expectation).
+ */
+const STALE_GUESS = new Set([
+  "corrupt",
+  "path_not_found",
+  "path_conflict",
+  "copy_source_not_found",
+  "expectation_failed",
+]);
+
+/** A copy's entry standing in for the conflict check before its source is read. */
+const COPY_PLACEHOLDER: Item = { ...PLACEHOLDER, kind: "directory" };
+
+/** An apply's changes and options, checked before anything is read or written. */
+interface PlannedApply {
+  readonly puts: readonly { readonly segments: string[]; readonly content: Content }[];
+  readonly deletes: readonly string[][];
+  readonly copies: readonly PlannedCopy[];
+  readonly expectations: readonly PlannedExpectation[];
+  readonly missing: MissingRule;
+  readonly key: string | undefined;
+  /** The event's record, as the journal stores it. */
+  readonly event: string;
+}
+
+/** What the new root is built from, whichever root the apply builds on. */
+interface Edits {
+  readonly planned: PlannedApply;
+  readonly hash: HashFunctions;
+  /** The files put, stored: each path's new entry. */
+  readonly stored: readonly [string[], Item][];
+  /** The plan, when it does not depend on the root built on (no copies). */
+  readonly plan: Map<string, Edit> | undefined;
+  /** The top of the root each copy names by `at` (undefined: the root built on). */
+  readonly sourceTops: readonly (DirectoryNode | undefined)[];
+}
+
+/** What an apply built: its new top, the loader holding the nodes built for it, and the top's bytes when its event holds them. */
+interface BuiltRoot {
+  readonly loader: NodeLoader;
+  readonly top: DirectoryNode;
+  readonly rootBytes: Uint8Array | undefined;
+}
+
+/** A new root built and the event that published it. */
+interface Published {
+  readonly built: BuiltRoot;
+  readonly result: ApplyResult;
+}
+
+/** Applies `changes` in a savepoint of `scope`, publishing the new root through `journal`. */
+export async function applyChanges(
+  scope: WriteScope,
+  workspace: WorkspaceContext,
+  journal: RootJournal,
+  changes: ApplyChanges,
+  options: ApplyOptions,
+): Promise<ApplyResult> {
+  const planned = planApply(changes, options, journal);
+  return scope.savepoint(async (tx) => {
+    const files: ObjectRow[] = [];
+    const edits = await prepareEdits(tx, workspace, planned, files);
+    const publisher = journal.at(tx);
+    const published =
+      (await publishOnGuess(tx, workspace, publisher, edits)) ??
+      (await publishOnHead(tx, workspace, publisher, edits));
+    return storeBuilt(tx, workspace, files, published);
+  });
+}
+
+/** Checks an apply's changes and options; conflicts are found before anything is written. */
+function planApply(
+  changes: ApplyChanges,
+  options: ApplyOptions,
+  journal: RootJournal,
+): PlannedApply {
+  checkNames(changes, ["put", "delete", "copy"], "apply's changes");
+  checkNames(options, ["event", "expect", "missing", "key"], "apply's options");
+  const { key } = options;
+  if (key !== undefined) journal.checkKey(key);
+  const missing = options.missing ?? "error";
+  if (missing !== "error" && missing !== "ignore") {
+    throw new RunledgerError("invalid_argument", 'apply\'s missing is "error" or "ignore"');
+  }
+  const puts = Object.entries(changes.put ?? {}).map(([path, content]) => ({
+    segments: parsePath(path),
+    content,
+  }));
+  const deletes = (changes.delete ?? []).map((path) => parsePath(path));
+  const copies = planCopies(changes.copy);
+  const expectations = planExpectations(options.expect);
+  // A copy counts as a directory here; one that turns out a file is checked again when built.
+  planEdits(
+    puts.map(({ segments }) => [segments, PLACEHOLDER] as const),
+    deletes,
+    copies.map(({ target }) => [target, COPY_PLACEHOLDER] as const),
+  );
+  const event = journal.text(
+    options.event ?? {
+      kind: "workspace.apply",
+      put: puts.map(({ segments }) => segments.join("/")),
+      delete: deletes.map((segments) => segments.join("/")),
+      ...(copies.length === 0 ? {} : { copy: copies.map(({ target }) => target.join("/")) }),
+    },
+  );
+  return { puts, deletes, copies, expectations, missing, key, event };
+}
+
+/** Stores the files put (their rows join `files`) and reads the roots copies name. */
+async function prepareEdits(
+  tx: WriteScope,
+  workspace: WorkspaceContext,
+  planned: PlannedApply,
+  files: ObjectRow[],
+): Promise<Edits> {
+  const { hash } = workspace;
+  const stored: [string[], Item][] = [];
+  for (const { segments, content } of planned.puts) {
+    const { digest, size, content: inline } = await storeFile(tx, content, hash, files);
+    const name = segments.at(-1)!;
+    stored.push([
+      segments,
+      inline === undefined
+        ? { name, kind: "file", target: digest, size }
+        : { name, kind: "file", target: digest, size, content: inline },
+    ]);
+  }
+  // Without copies the plan does not depend on the root built on.
+  const plan = planned.copies.length === 0 ? planEdits(stored, planned.deletes) : undefined;
+  // The roots copies name by `at` are the same whatever the apply builds on.
+  const sourceTops = await Promise.all(
+    planned.copies.map(({ at }) =>
+      at === undefined ? undefined : sourceRoot(tx, workspace.journal, loaderOf(tx, workspace), at),
+    ),
+  );
+  return { planned, hash, stored, plan, sourceTops };
+}
+
+/**
+ * Builds on the lease's guess of the current root, when it has one and its
+ * root is at hand (a root evicted, or undone by a rollback, is not read: the
+ * head is one read and holds a small root). A guess is never trusted: when
+ * it is stale, building on it may fail (its nodes gone) or publishing
+ * refuses it (nothing is written); either way undefined, and the apply
+ * starts again from the current root read under the write lock.
+ */
+async function publishOnGuess(
+  tx: WriteScope,
+  workspace: WorkspaceContext,
+  publisher: RootPublisher,
+  edits: Edits,
+): Promise<Published | undefined> {
+  const guess = publisher.guess();
+  const loader = loaderOf(tx, workspace);
+  const root = guess === undefined ? undefined : loader.known(guess.root);
+  if (guess === undefined || root === undefined) return undefined;
+  const built = await buildOn(edits, loader, root).catch((error: unknown) => {
+    if (isRunledgerError(error) && STALE_GUESS.has(error.code)) return undefined;
+    throw error;
+  });
+  if (built === undefined) return undefined;
+  const result = await publish(publisher, edits, guess, built);
+  return result === undefined ? undefined : { built, result };
+}
+
+/** Builds on the current root, read under the write lock: its publishing cannot be refused. */
+async function publishOnHead(
+  tx: WriteScope,
+  workspace: WorkspaceContext,
+  publisher: RootPublisher,
+  edits: Edits,
+): Promise<Published> {
+  const head = await publisher.head();
+  const loader = loaderOf(tx, workspace);
+  const built = await buildOn(
+    edits,
+    loader,
+    await loader.root(head.root, { held: head.rootBytes }),
+  );
+  const result = await publish(publisher, edits, head, built);
+  if (result === undefined) {
+    throw new RunledgerError(
+      "corrupt",
+      "the journal refused a new root computed under the write lock; run verify",
+    );
+  }
+  return { built, result };
+}
+
+function publish(
+  publisher: RootPublisher,
+  edits: Edits,
+  base: RootBase,
+  built: BuiltRoot,
+): Promise<ApplyResult | undefined> {
+  const { event, key } = edits.planned;
+  return publisher.publish(event, base, built.top.id, built.rootBytes, key);
+}
+
+/** The new top, built from `root` with the nodes `loader` has at hand. */
+async function buildOn(edits: Edits, loader: NodeLoader, root: DirectoryNode): Promise<BuiltRoot> {
+  const { planned, hash } = edits;
+  // Awaited only when the tree work had to read a node (see node-work.ts).
+  const checked = checkExpectations(loader, root, planned.expectations);
+  if (checked instanceof Promise) await checked;
+  const plan = edits.plan ?? (await copyPlan(edits, loader, root));
+  const built = applyPlan(loader, hash, root, plan, [], planned.missing);
+  const top = (built instanceof Promise ? await built : built)!;
+  return { loader, top, rootBytes: heldTop(loader, top) };
+}
+
+/** The plan with each copy's entry, read in its source root: `at`'s, or the one built on. */
+async function copyPlan(
+  edits: Edits,
+  loader: NodeLoader,
+  root: DirectoryNode,
+): Promise<Map<string, Edit>> {
+  const copied: [string[], Item][] = [];
+  for (const [i, { target, from }] of edits.planned.copies.entries()) {
+    const top = edits.sourceTops[i] ?? root;
+    copied.push([target, await sourceEntry(loader, edits.hash, top, from, target.at(-1)!)]);
+  }
+  return planEdits(edits.stored, edits.planned.deletes, copied);
+}
+
+/**
+ * The new root's bytes when its event holds them (roots.ts): a root this
+ * apply built, small enough to be held. A root kept from before (an edit
+ * that changed nothing, or left one child of a top) is named, not held.
+ */
+function heldTop(loader: NodeLoader, top: DirectoryNode): Uint8Array | undefined {
+  const { bytes } = top;
+  return bytes !== undefined && bytes.length <= INLINE_NODE_MAX && loader.built(top.id) === top
+    ? bytes
+    : undefined;
+}
+
+/**
+ * Writes the apply's new objects — its files' and the nodes its root
+ * reaches, but a root its event holds — and keeps those nodes.
+ */
+async function storeBuilt(
+  tx: WriteScope,
+  workspace: WorkspaceContext,
+  files: ObjectRow[],
+  { built, result }: Published,
+): Promise<ApplyResult> {
+  const nodes = builtBelow(built.loader, built.top);
+  const held = built.rootBytes !== undefined;
+  const rows = nodeRows(held ? nodes.filter((node) => node !== built.top) : nodes);
+  await insertObjects(tx, [...files, ...rows]);
+  workspace.nodes.replace(nodes);
+  return { rootId: result.rootId, sequence: result.sequence };
+}
+
+function loaderOf(tx: WriteScope, workspace: WorkspaceContext): NodeLoader {
+  return new NodeLoader(tx, workspace.nodes, workspace.journal);
+}
