@@ -5,9 +5,15 @@ import type {
   DriverConnection,
   DriverTransaction,
   QueryResult,
+  RunledgerError,
   SqlValue,
 } from "@runledger/core/port";
-import { applySettings, normalizeInteger, RunledgerError } from "@runledger/core/port";
+import {
+  applySettings,
+  normalizeInteger,
+  transactionActiveError,
+  transactionClosedError,
+} from "@runledger/core/port";
 import { translate } from "./errors.js";
 import { finalizerTurns } from "./finalizers.js";
 import { RemoteRetry, readOnlyRefusal, readOnlyRemote } from "./remote.js";
@@ -167,10 +173,7 @@ export class LibsqlConnection implements DriverConnection {
       if (mode === "deferred" && this.#replica === "local") return new ReplicaRead(this.#client);
       // A remote client would open a second stream; the port allows one transaction at a time.
       if (this.#lastTransaction !== undefined && !this.#lastTransaction.closed) {
-        throw new RunledgerError(
-          "transaction_active",
-          "a transaction is already open on this connection; commit or roll it back first",
-        );
+        throw transactionActiveError();
       }
       return beginRemote({
         // A read snapshot is a read transaction: a replica (a server, or an
@@ -354,12 +357,7 @@ class LibsqlTransaction implements DriverTransaction {
   }
 
   #checkOpen(): void {
-    if (this.#finished) {
-      throw new RunledgerError(
-        "transaction_closed",
-        "this transaction has already committed or rolled back; start a new one",
-      );
-    }
+    if (this.#finished) throw transactionClosedError();
   }
 }
 

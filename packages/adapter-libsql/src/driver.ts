@@ -1,33 +1,17 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import crypto from "node:crypto";
-import {
-  accessSync,
-  closeSync,
-  constants,
-  openSync,
-  readdirSync,
-  readSync,
-  realpathSync,
-  rmSync,
-  statSync,
-} from "node:fs";
+import fs from "node:fs";
 import { pathToFileURL } from "node:url";
 import { type Client, createClient } from "@libsql/client";
 import {
-  canonicalFilePath,
-  checkFileOpenable,
   checkNames,
   type Driver,
   type DriverConnection,
-  listDatabaseFiles,
-  nodeCryptoHash,
+  nodeRuntime,
   type OpenOptions,
   planReadOnlyOpen,
   RunledgerError,
-  readOnlyFacts,
   readOnlyUri,
-  removeDatabaseFiles,
-  syncProbe,
 } from "@runledger/core/port";
 import { LibsqlConnection } from "./connection.js";
 import { translate } from "./errors.js";
@@ -74,23 +58,8 @@ export interface LibsqlDriverOptions {
   readonly syncInterval?: number;
 }
 
-// One async context for every driver this module makes: core keys what it
-// stores by connection entry, so drivers can share it, and Node's cost per
-// promise grows with the number of AsyncLocalStorage instances in use.
-const asyncContext = new AsyncLocalStorage();
-
-/** Node's native SHA-256: core hashes every stored file and node with it. */
-const hash = nodeCryptoHash(crypto);
-
-const files = syncProbe({
-  cwd: () => process.cwd(),
-  realpath: (path) => realpathSync.native(path),
-  isDirectory: (path) => statSync(path).isDirectory(),
-  checkWritable: (path) => accessSync(path, constants.W_OK),
-});
-
-/** The file reads a read-only open looks at the database with first (port/read-only-facts.ts). */
-const fileReads = { openSync, readSync, closeSync, statSync };
+/** The async context, hash and file calls every driver this module makes shares. */
+const node = nodeRuntime({ fs, crypto, AsyncLocalStorage, cwd: () => process.cwd() });
 
 /**
  * The libSQL adapter: a local file (a path or a `file:` URL) through libSQL's
@@ -118,16 +87,16 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
   }
   return {
     name: "libsql",
-    asyncContext,
-    hash,
+    asyncContext: node.asyncContext,
+    hash: node.hash,
     async canonicalize(location: string): Promise<string> {
       const parsed = parse(location);
-      return parsed.kind === "file" ? canonicalFilePath(parsed.path, files) : parsed.url;
+      return parsed.kind === "file" ? node.canonicalize(parsed.path) : parsed.url;
     },
     async remove(location: string): Promise<void> {
       const parsed = parse(location);
       if (parsed.kind === "file") {
-        removeDatabaseFiles(parsed.path, (file) => rmSync(file, { force: true }));
+        await node.remove(parsed.path);
       } else if (options.adminUrl !== undefined) {
         await deleteNamespace(
           {
@@ -152,11 +121,7 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
             "call reconcile() without directory to check the catalog's own rows",
         );
       }
-      return listDatabaseFiles(
-        parsed.path,
-        (path) => readdirSync(path, { withFileTypes: true }),
-        files,
-      );
+      return node.listDatabases(parsed.path);
     },
     async open(location: string, open: OpenOptions): Promise<DriverConnection> {
       const parsed = parse(location);
@@ -173,7 +138,7 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
             `cannot open ${parsed.url} through a driver with syncUrl: an embedded replica is a local file; open the server's URL with a driver without syncUrl`,
           );
         }
-        const canonical = await canonicalFilePath(parsed.path, files);
+        const canonical = await node.canonicalize(parsed.path);
         if (replicaPath !== undefined && replicaPath !== canonical) {
           throw new RunledgerError(
             "invalid_argument",
@@ -185,10 +150,9 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
       }
       if (parsed.kind === "file") {
         // A replica's file is made by its first sync, whether or not the run is new.
-        await checkFileOpenable(
+        await node.checkFileOpenable(
           parsed.path,
           replica === undefined ? open : { ...open, create: true },
-          files,
         );
       } else if (open.create && !open.readOnly && options.adminUrl !== undefined) {
         await ensureNamespace(
@@ -321,7 +285,7 @@ function checkReplicaOptions(
  */
 function fileUrl(path: string, readOnly: boolean): string {
   if (!readOnly) return pathToFileURL(path).href;
-  const uri = readOnlyUri(path, planReadOnlyOpen(path, readOnlyFacts(path, fileReads)));
+  const uri = readOnlyUri(path, planReadOnlyOpen(path, node.readOnlyFacts(path)));
   return `file:${uri.replace(/[%?#]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
 }
 

@@ -1,4 +1,4 @@
-import { fromSqliteFailure, RunledgerError, type RunledgerErrorCode } from "@runledger/core/port";
+import { driverFailure, RunledgerError, type RunledgerErrorCode } from "@runledger/core/port";
 import { translateRemote } from "./remote-errors.js";
 
 /** Codes @libsql/client uses for its own failures, not SQLite's. */
@@ -25,11 +25,9 @@ export function translate(error: unknown, doing: string, remote = false): Runled
     if (translated !== undefined) return translated;
   }
   const fields = (error ?? {}) as { code?: unknown; extendedCode?: unknown };
-  const message = error instanceof Error ? error.message : String(error);
   const sqliteCode = [fields.extendedCode, fields.code].find(
     (code): code is string => typeof code === "string" && code.startsWith("SQLITE_"),
   );
-  if (sqliteCode !== undefined) return fromSqliteFailure(sqliteCode, `${doing}: ${message}`, error);
   const own = typeof fields.code === "string" ? CLIENT_CODES[fields.code] : undefined;
-  return new RunledgerError(own ?? "storage_error", `${doing}: ${message}`, { cause: error });
+  return driverFailure(error, doing, sqliteCode, own);
 }

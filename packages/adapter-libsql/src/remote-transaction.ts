@@ -32,8 +32,9 @@ import type { InStatement, ResultSet, Transaction } from "@libsql/client";
 import {
   type DriverTransaction,
   type QueryResult,
-  RunledgerError,
+  type RunledgerError,
   type SqlValue,
+  transactionClosedError,
 } from "@runledger/core/port";
 import { translate } from "./errors.js";
 import { RemoteRetry, readOnlyRefusal, remoteResult, transactionLost } from "./remote.js";
@@ -229,12 +230,7 @@ export class RemoteTransaction implements DriverTransaction {
   }
 
   #checkOpen(): void {
-    if (this.#finished) {
-      throw new RunledgerError(
-        "transaction_closed",
-        "this transaction has already committed or rolled back; start a new one",
-      );
-    }
+    if (this.#finished) throw transactionClosedError();
   }
 }
 

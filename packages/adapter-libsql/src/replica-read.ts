@@ -14,8 +14,8 @@ import type { Client } from "@libsql/client";
 import {
   type DriverTransaction,
   type QueryResult,
-  RunledgerError,
   type SqlValue,
+  transactionClosedError,
 } from "@runledger/core/port";
 import { translate } from "./errors.js";
 import { readOnlyRefusal, remoteResult } from "./remote.js";
@@ -71,11 +71,6 @@ export class ReplicaRead implements DriverTransaction {
   }
 
   #checkOpen(): void {
-    if (this.#finished) {
-      throw new RunledgerError(
-        "transaction_closed",
-        "this transaction has already committed or rolled back; start a new one",
-      );
-    }
+    if (this.#finished) throw transactionClosedError();
   }
 }

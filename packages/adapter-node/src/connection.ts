@@ -5,30 +5,31 @@ import type {
   DriverTransaction,
   QueryResult,
   SqlValue,
+  SynchronousSession,
 } from "@runledger/core/port";
-import { applySettings, normalizeInteger, RunledgerError } from "@runledger/core/port";
+import {
+  applySettings,
+  normalizeInteger,
+  normalizeRow,
+  SynchronousTransactions,
+  settled,
+} from "@runledger/core/port";
 import type BetterSqlite3 from "better-sqlite3";
 import { translate } from "./errors.js";
-import { fromDriverRow } from "./values.js";
 
 type Database = BetterSqlite3.Database;
 type Statement = BetterSqlite3.Statement<unknown[], Record<string, unknown>>;
-
-const BEGIN_SQL: Record<BeginMode, string> = {
-  immediate: "BEGIN IMMEDIATE",
-  deferred: "BEGIN DEFERRED",
-};
 
 /**
  * One better-sqlite3 database handle behind the port. Statements are prepared
  * once and kept in a bounded cache (most recently used kept), because
  * preparing is the largest per-call cost of a small statement.
  */
-export class NodeConnection implements DriverConnection {
+export class NodeConnection implements DriverConnection, SynchronousSession {
   readonly #db: Database;
   readonly #cache = new Map<string, Statement>();
   readonly #cacheSize: number;
-  #transaction: NodeTransaction | undefined;
+  readonly #transactions = new SynchronousTransactions(this);
 
   constructor(db: Database, cacheSize: number) {
     this.#db = db;
@@ -47,7 +48,7 @@ export class NodeConnection implements DriverConnection {
       const args = params as unknown[];
       if (statement.reader) {
         const rows = statement.all(...args);
-        for (const row of rows) fromDriverRow(row);
+        for (const row of rows) normalizeRow(row);
         return { rows: rows as QueryResult["rows"], changes: 0, lastInsertRowid: undefined };
       }
       const info = statement.run(...args);
@@ -80,19 +81,13 @@ export class NodeConnection implements DriverConnection {
     }
   }
 
-  async begin(mode: BeginMode): Promise<DriverTransaction> {
-    if (this.#transaction !== undefined) {
-      throw new RunledgerError(
-        "transaction_active",
-        "a transaction is already open on this connection; commit or roll it back first",
-      );
-    }
-    this.run(BEGIN_SQL[mode], []);
-    const transaction = new NodeTransaction(this, () => {
-      this.#transaction = undefined;
-    });
-    this.#transaction = transaction;
-    return transaction;
+  /** A call settles at once: a lock is waited for by SQLite's busy handler, up to the busy timeout. */
+  settle<T>(call: () => T): Promise<T> {
+    return settled(call);
+  }
+
+  begin(mode: BeginMode): Promise<DriverTransaction> {
+    return this.#transactions.begin(mode);
   }
 
   configure(settings: ConnectionSettings): Promise<void> {
@@ -132,77 +127,5 @@ export class NodeConnection implements DriverConnection {
     }
     this.#cache.set(sql, statement);
     return statement;
-  }
-}
-
-class NodeTransaction implements DriverTransaction {
-  readonly #connection: NodeConnection;
-  readonly #settle: () => void;
-  #open = true;
-
-  constructor(connection: NodeConnection, settle: () => void) {
-    this.#connection = connection;
-    this.#settle = settle;
-  }
-
-  /** SQLite's own answer (sqlite3_get_autocommit): false once it rolled the transaction back itself. */
-  get active(): boolean {
-    return this.#open && this.#connection.inTransaction;
-  }
-
-  execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
-    return settled(() => {
-      this.#checkOpen();
-      return this.#connection.run(sql, params);
-    });
-  }
-
-  async executeScript(sql: string): Promise<void> {
-    this.#checkOpen();
-    this.#connection.script(sql);
-  }
-
-  async commit(): Promise<void> {
-    this.#checkOpen();
-    // A failed COMMIT (e.g. SQLITE_BUSY) leaves the transaction open: the owner rolls back.
-    this.#connection.run("COMMIT", []);
-    this.#finish();
-  }
-
-  async rollback(): Promise<void> {
-    this.#checkOpen();
-    try {
-      // SQLite rolls back by itself after some failures (SQLITE_FULL, IOERR, …).
-      if (this.#connection.inTransaction) this.#connection.run("ROLLBACK", []);
-    } finally {
-      this.#finish();
-    }
-  }
-
-  #finish(): void {
-    this.#open = false;
-    this.#settle();
-  }
-
-  #checkOpen(): void {
-    if (!this.#open) {
-      throw new RunledgerError(
-        "transaction_closed",
-        "this transaction has already committed or rolled back; start a new one",
-      );
-    }
-  }
-}
-
-/**
- * A synchronous call's outcome as a settled promise: what an `async` method
- * would return, without the second promise and the await an async function
- * adds to every statement.
- */
-function settled<T>(call: () => T): Promise<T> {
-  try {
-    return Promise.resolve(call());
-  } catch (error) {
-    return Promise.reject(error);
   }
 }

@@ -1,31 +1,15 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import crypto from "node:crypto";
+import fs from "node:fs";
 import {
-  accessSync,
-  closeSync,
-  constants,
-  openSync,
-  readdirSync,
-  readSync,
-  realpathSync,
-  rmSync,
-  statSync,
-} from "node:fs";
-import {
-  canonicalFilePath,
-  checkFileOpenable,
   checkNames,
   type Driver,
   type DriverConnection,
-  listDatabaseFiles,
-  nodeCryptoHash,
+  nodeRuntime,
   type OpenOptions,
   planReadOnlyOpen,
   RunledgerError,
-  readOnlyFacts,
   readOnlyUri,
-  removeDatabaseFiles,
-  syncProbe,
 } from "@runledger/core/port";
 import Database from "better-sqlite3";
 import { NodeConnection } from "./connection.js";
@@ -42,23 +26,8 @@ export interface NodeDriverOptions {
   readonly statementCacheSize?: number;
 }
 
-// One async context for every driver this module makes: core keys what it
-// stores by connection entry, so drivers can share it, and Node's cost per
-// promise grows with the number of AsyncLocalStorage instances in use.
-const asyncContext = new AsyncLocalStorage();
-
-/** Node's native SHA-256: core hashes every stored file and node with it. */
-const hash = nodeCryptoHash(crypto);
-
-const files = syncProbe({
-  cwd: () => process.cwd(),
-  realpath: (path) => realpathSync.native(path),
-  isDirectory: (path) => statSync(path).isDirectory(),
-  checkWritable: (path) => accessSync(path, constants.W_OK),
-});
-
-/** The file reads a read-only open looks at the database with first (port/read-only-facts.ts). */
-const fileReads = { openSync, readSync, closeSync, statSync };
+/** The async context, hash and file calls every driver this module makes shares. */
+const node = nodeRuntime({ fs, crypto, AsyncLocalStorage, cwd: () => process.cwd() });
 
 /** The better-sqlite3 adapter: a local SQLite file per location. */
 export function nodeDriver(options: NodeDriverOptions = {}): Driver {
@@ -66,19 +35,16 @@ export function nodeDriver(options: NodeDriverOptions = {}): Driver {
   const cacheSize = options.statementCacheSize ?? 256;
   return {
     name: "better-sqlite3",
-    asyncContext,
-    hash,
-    canonicalize: (location) => canonicalFilePath(location, files),
-    async remove(location: string): Promise<void> {
-      removeDatabaseFiles(location, (file) => rmSync(file, { force: true }));
-    },
-    listDatabases: (directory) =>
-      listDatabaseFiles(directory, (path) => readdirSync(path, { withFileTypes: true }), files),
+    asyncContext: node.asyncContext,
+    hash: node.hash,
+    canonicalize: node.canonicalize,
+    remove: node.remove,
+    listDatabases: node.listDatabases,
     async open(location: string, open: OpenOptions): Promise<DriverConnection> {
-      await checkFileOpenable(location, open, files);
+      await node.checkFileOpenable(location, open);
       let db: Database.Database;
       const plan = open.readOnly
-        ? planReadOnlyOpen(location, readOnlyFacts(location, fileReads))
+        ? planReadOnlyOpen(location, node.readOnlyFacts(location))
         : undefined;
       try {
         db = new Database(plan === "immutable" ? readOnlyUri(location, plan) : location, {

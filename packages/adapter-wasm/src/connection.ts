@@ -12,31 +12,27 @@ import type {
   QueryResult,
   Row,
   SqlValue,
+  SynchronousSession,
 } from "@runledger/core/port";
 import {
   applySettings,
   isRunledgerError,
   normalizeInteger,
-  plainBytes,
-  RunledgerError,
+  normalizeRow,
+  SynchronousTransactions,
 } from "@runledger/core/port";
 import type wasm from "node-sqlite3-wasm";
 import { translate } from "./errors.js";
-
-const BEGIN_SQL: Record<BeginMode, string> = {
-  immediate: "BEGIN IMMEDIATE",
-  deferred: "BEGIN DEFERRED",
-};
 
 /** What changed after a statement: read on the same connection, right after it. */
 const CHANGES_SQL =
   "SELECT changes() AS changes, total_changes() AS total, last_insert_rowid() AS rowid";
 
-export class WasmConnection implements DriverConnection {
+export class WasmConnection implements DriverConnection, SynchronousSession {
   readonly #db: wasm.Database;
   readonly #busyTimeoutMs: number;
+  readonly #transactions = new SynchronousTransactions(this);
   #total = 0;
-  #transaction: WasmTransaction | undefined;
 
   constructor(db: wasm.Database, busyTimeoutMs: number) {
     this.#db = db;
@@ -44,7 +40,7 @@ export class WasmConnection implements DriverConnection {
   }
 
   execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
-    return this.whileBusy(() => this.run(sql, params));
+    return this.settle(() => this.run(sql, params));
   }
 
   /** Runs one statement; `changes` is known from total_changes() moving. */
@@ -60,7 +56,7 @@ export class WasmConnection implements DriverConnection {
     } catch (error) {
       throw translate(error, "statement failed");
     }
-    for (const row of rows) fromDriverRow(row);
+    for (const row of rows) normalizeRow(row);
     const after = this.#db.get(CHANGES_SQL) as {
       changes: number;
       total: number;
@@ -84,7 +80,7 @@ export class WasmConnection implements DriverConnection {
   }
 
   executeScript(sql: string): Promise<void> {
-    return this.whileBusy(() => this.script(sql));
+    return this.settle(() => this.script(sql));
   }
 
   script(sql: string): void {
@@ -100,9 +96,10 @@ export class WasmConnection implements DriverConnection {
   /**
    * Retries `call` while it fails `busy`, pausing on timers, until the busy
    * timeout has passed: SQLite's busy handler would do the same but block
-   * the thread (this build sleeps synchronously).
+   * the thread (this build sleeps synchronously). The transactions the
+   * connection begins run their calls through it too.
    */
-  async whileBusy<T>(call: () => T): Promise<T> {
+  async settle<T>(call: () => T): Promise<T> {
     const started = Date.now();
     let pause = 1;
     for (;;) {
@@ -117,19 +114,8 @@ export class WasmConnection implements DriverConnection {
     }
   }
 
-  async begin(mode: BeginMode): Promise<DriverTransaction> {
-    if (this.#transaction !== undefined) {
-      throw new RunledgerError(
-        "transaction_active",
-        "a transaction is already open on this connection; commit or roll it back first",
-      );
-    }
-    await this.whileBusy(() => this.run(BEGIN_SQL[mode], []));
-    const transaction = new WasmTransaction(this, () => {
-      this.#transaction = undefined;
-    });
-    this.#transaction = transaction;
-    return transaction;
+  begin(mode: BeginMode): Promise<DriverTransaction> {
+    return this.#transactions.begin(mode);
   }
 
   async configure(settings: ConnectionSettings): Promise<void> {
@@ -146,70 +132,5 @@ export class WasmConnection implements DriverConnection {
     } catch (error) {
       throw translate(error, "close failed");
     }
-  }
-}
-
-class WasmTransaction implements DriverTransaction {
-  readonly #connection: WasmConnection;
-  readonly #settle: () => void;
-  #open = true;
-
-  constructor(connection: WasmConnection, settle: () => void) {
-    this.#connection = connection;
-    this.#settle = settle;
-  }
-
-  /** SQLite's own answer (sqlite3_get_autocommit): false once it rolled the transaction back itself. */
-  get active(): boolean {
-    return this.#open && this.#connection.inTransaction;
-  }
-
-  execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
-    this.#checkOpen();
-    return this.#connection.whileBusy(() => this.#connection.run(sql, params));
-  }
-
-  executeScript(sql: string): Promise<void> {
-    this.#checkOpen();
-    return this.#connection.whileBusy(() => this.#connection.script(sql));
-  }
-
-  async commit(): Promise<void> {
-    this.#checkOpen();
-    // A failed COMMIT leaves the transaction open: the owner rolls back.
-    await this.#connection.whileBusy(() => this.#connection.run("COMMIT", []));
-    this.#finish();
-  }
-
-  async rollback(): Promise<void> {
-    this.#checkOpen();
-    try {
-      if (this.#connection.inTransaction) this.#connection.run("ROLLBACK", []);
-    } finally {
-      this.#finish();
-    }
-  }
-
-  #finish(): void {
-    this.#open = false;
-    this.#settle();
-  }
-
-  #checkOpen(): void {
-    if (!this.#open) {
-      throw new RunledgerError(
-        "transaction_closed",
-        "this transaction has already committed or rolled back; start a new one",
-      );
-    }
-  }
-}
-
-/** A row as the port promises it: exact integers, plain Uint8Array blobs. */
-function fromDriverRow(row: Record<string, unknown>): void {
-  for (const key in row) {
-    const value = row[key];
-    if (typeof value === "bigint") row[key] = normalizeInteger(value);
-    else if (value instanceof Uint8Array) row[key] = plainBytes(value);
   }
 }

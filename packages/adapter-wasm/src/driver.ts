@@ -6,39 +6,24 @@
  * repository's tests. It is private: not a supported backend.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
+import fs from "node:fs";
 import {
-  accessSync,
-  closeSync,
-  constants,
-  openSync,
-  readdirSync,
-  readSync,
-  realpathSync,
-  rmSync,
-  statSync,
-} from "node:fs";
-import {
-  canonicalFilePath,
-  checkFileOpenable,
   type Driver,
   type DriverConnection,
-  listDatabaseFiles,
+  isWalHeader,
+  nodeRuntime,
   type OpenOptions,
-  removeDatabaseFiles,
-  syncProbe,
 } from "@runledger/core/port";
 import wasm from "node-sqlite3-wasm";
 import { WasmConnection } from "./connection.js";
 import { translate } from "./errors.js";
 
-const asyncContext = new AsyncLocalStorage();
-
-const files = syncProbe({
-  cwd: () => process.cwd(),
-  realpath: (path) => realpathSync.native(path),
-  isDirectory: (path) => statSync(path).isDirectory(),
-  checkWritable: (path) => accessSync(path, constants.W_OK),
-});
+/**
+ * The async context and file calls every driver this module makes shares.
+ * No `crypto`: core hashes with its portable SHA-256 here, so the suite
+ * proves that path too.
+ */
+const node = nodeRuntime({ fs, AsyncLocalStorage, cwd: () => process.cwd() });
 
 /**
  * Set before the first statement touches the file. This build's defaults
@@ -55,37 +40,22 @@ const NORMALIZE =
  * This build has no shared memory, so SQLite opens a WAL file only in
  * EXCLUSIVE locking mode, set before the first read: the connection then
  * keeps the file locked until it closes (the subject declares
- * `walSharedMemory: false`). A file's header says whether it is in WAL:
- * bytes 18 and 19 (read and write format versions) are 2.
+ * `walSharedMemory: false`). The file's header says whether it is in WAL.
  */
 function isWalFile(location: string): boolean {
-  let fd: number;
-  try {
-    fd = openSync(location, "r");
-  } catch {
-    return false;
-  }
-  try {
-    const header = Buffer.alloc(20);
-    return readSync(fd, header, 0, 20, 0) === 20 && header[18] === 2 && header[19] === 2;
-  } finally {
-    closeSync(fd);
-  }
+  return isWalHeader(node.readOnlyFacts(location).header);
 }
 
 /** The node-sqlite3-wasm adapter: a local SQLite file per location. */
 export function wasmDriver(): Driver {
   return {
     name: "node-sqlite3-wasm",
-    asyncContext,
-    canonicalize: (location) => canonicalFilePath(location, files),
-    async remove(location: string): Promise<void> {
-      removeDatabaseFiles(location, (file) => rmSync(file, { force: true }));
-    },
-    listDatabases: (directory) =>
-      listDatabaseFiles(directory, (path) => readdirSync(path, { withFileTypes: true }), files),
+    asyncContext: node.asyncContext,
+    canonicalize: node.canonicalize,
+    remove: node.remove,
+    listDatabases: node.listDatabases,
     async open(location: string, open: OpenOptions): Promise<DriverConnection> {
-      await checkFileOpenable(location, open, files);
+      await node.checkFileOpenable(location, open);
       let db: wasm.Database;
       try {
         db = new wasm.Database(location, {

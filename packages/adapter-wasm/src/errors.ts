@@ -8,7 +8,7 @@
  * `extendedErrorCodes: false` so the conformance tests that need the exact
  * extended code are skipped, with that reason.
  */
-import { fromSqliteFailure, RunledgerError } from "@runledger/core/port";
+import { driverFailure, type RunledgerError } from "@runledger/core/port";
 
 /** Message patterns SQLite writes (sqlite3ErrStr and the constraint messages), most precise first. */
 const BY_MESSAGE: readonly (readonly [RegExp, string])[] = [
@@ -49,14 +49,9 @@ function isSqliteError(error: unknown): error is Error {
 }
 
 export function translate(error: unknown, doing: string): RunledgerError {
-  if (error instanceof RunledgerError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  if (isSqliteError(error)) {
-    if (message === "Database already closed") {
-      return new RunledgerError("connection_closed", `${doing}: ${message}`, { cause: error });
-    }
-    const code = codeFromMessage(message) ?? "SQLITE_ERROR";
-    return fromSqliteFailure(code, `${doing}: ${message}`, error);
+  if (!isSqliteError(error)) return driverFailure(error, doing, undefined);
+  if (error.message === "Database already closed") {
+    return driverFailure(error, doing, undefined, "connection_closed");
   }
-  return new RunledgerError("storage_error", `${doing}: ${message}`, { cause: error });
+  return driverFailure(error, doing, codeFromMessage(error.message) ?? "SQLITE_ERROR");
 }

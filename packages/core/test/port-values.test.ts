@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isSqlValue, normalizeInteger, plainBytes } from "../src/port/values.js";
+import { isSqlValue, normalizeInteger, normalizeRow, plainBytes } from "../src/port/values.js";
 
 describe("normalizeInteger", () => {
   it("narrows integers inside ±(2^53−1) to number", () => {
@@ -41,5 +41,25 @@ describe("isSqlValue", () => {
     for (const value of [undefined, true, {}, [], new ArrayBuffer(1), new Date(0)]) {
       expect(isSqlValue(value), String(value)).toBe(false);
     }
+  });
+});
+
+describe("normalizeRow", () => {
+  it("narrows a row's integers and makes its blobs plain, in the row it was given", () => {
+    const row: Record<string, unknown> = {
+      small: 7n,
+      large: 2n ** 60n,
+      blob: Buffer.from([1, 2, 3]),
+      text: "x",
+      real: 1.5,
+      none: null,
+    };
+    const normalized = normalizeRow(row);
+    expect(normalized).toBe(row);
+    expect(normalized.small).toBe(7);
+    expect(normalized.large).toBe(2n ** 60n);
+    expect(Object.getPrototypeOf(normalized.blob)).toBe(Uint8Array.prototype);
+    expect([...(normalized.blob as Uint8Array)]).toStrictEqual([1, 2, 3]);
+    expect([normalized.text, normalized.real, normalized.none]).toStrictEqual(["x", 1.5, null]);
   });
 });

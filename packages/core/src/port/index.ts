@@ -3,9 +3,10 @@
  * use this subpath and never the rest of core. A driver opens connections;
  * a connection executes statements and begins transactions; values round-trip
  * exactly; every driver failure becomes a `RunledgerError` through
- * `fromSqliteFailure`. The helpers below (file paths, read-only opens,
- * settings, hashing, value normalization) are what two adapters would
- * otherwise both write (docs/writing-an-adapter.md).
+ * `fromSqliteFailure`. The helpers below (the Node set-up, file paths,
+ * read-only opens, a synchronous driver's transactions, failures, settings,
+ * hashing, value normalization) are what two adapters would otherwise both
+ * write (docs/writing-an-adapter.md).
  *
  * `RunledgerError`, `isRunledgerError` and `RunledgerErrorCode` are also
  * exported by `@runledger/core`: applications and adapters both need them,
@@ -44,6 +45,7 @@ export type {
   OpenOptions,
   QueryResult,
 } from "./driver.js";
+export { driverFailure } from "./driver-failure.js";
 export { fromSqliteFailure, isRunledgerError, primaryCodeOf, RunledgerError } from "./errors.js";
 export {
   canonicalFilePath,
@@ -68,6 +70,12 @@ export {
 } from "./hash.js";
 export { timeOrderedId } from "./ids.js";
 export { type DirectoryEntry, isSideFile, listDatabaseFiles } from "./list-databases.js";
+export {
+  type NodeFileSystem,
+  type NodeModules,
+  type NodeRuntime,
+  nodeRuntime,
+} from "./node-runtime.js";
 export { checkNames } from "./options.js";
 export {
   isWalHeader,
@@ -79,5 +87,18 @@ export {
 export { readOnlyFacts, type SyncFileReads } from "./read-only-facts.js";
 export { databaseFiles, removeDatabaseFiles } from "./remove-files.js";
 export { applySettings } from "./settings.js";
+export {
+  type SynchronousSession,
+  SynchronousTransactions,
+  settled,
+} from "./synchronous-transaction.js";
 export { utf8 } from "./text.js";
-export { isSqlValue, normalizeInteger, plainBytes, type Row, type SqlValue } from "./values.js";
+export { transactionActiveError, transactionClosedError } from "./transaction-refusals.js";
+export {
+  isSqlValue,
+  normalizeInteger,
+  normalizeRow,
+  plainBytes,
+  type Row,
+  type SqlValue,
+} from "./values.js";

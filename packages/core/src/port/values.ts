@@ -36,3 +36,18 @@ export function plainBytes(bytes: Uint8Array): Uint8Array {
     ? bytes
     : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
+
+/**
+ * A driver's row, a plain object keyed by column name, made what the port
+ * promises in place: integers narrowed by `normalizeInteger`, blobs plain
+ * `Uint8Array` (`plainBytes`). In place, because a row is read once and
+ * copying every one would cost more than the conversion.
+ */
+export function normalizeRow(row: Record<string, unknown>): Row {
+  for (const key in row) {
+    const value = row[key];
+    if (typeof value === "bigint") row[key] = normalizeInteger(value);
+    else if (value instanceof Uint8Array) row[key] = plainBytes(value);
+  }
+  return row as Row;
+}
