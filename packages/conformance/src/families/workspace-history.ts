@@ -292,24 +292,30 @@ export function describeWorkspaceHistory(fx: Fixtures): void {
       ).toBe("invalid_argument");
     });
 
-    it("refuses a sequence the source does not have and a root it does not hold", async () => {
+    it("refuses a sequence the source does not have and a root it does not hold, creating no target", async () => {
       const { store, location } = await source();
+      const noSequence = fx.location();
       expect(
         await codeOf(
-          store.fork(location, fx.location(), {
+          store.fork(location, noSequence, {
             create: { workflowId: "conformance-workspace", runId: "no-such-sequence" },
             at: { sequence: 999 },
           }),
         ),
       ).toBe("invalid_argument");
+      const noRoot = fx.location();
       expect(
         await codeOf(
-          store.fork(location, fx.location(), {
+          store.fork(location, noRoot, {
             create: { workflowId: "conformance-workspace", runId: "no-such-root" },
             at: { root: "ab".repeat(32) },
           }),
         ),
       ).toBe("root_not_found");
+      // Refused before anything is written: neither target holds a run.
+      for (const target of [noSequence, noRoot]) {
+        expect(await codeOf(store.open(target))).toBe("not_found");
+      }
     });
   });
 

@@ -25,15 +25,16 @@ export type ForkPoint = RootPoint | undefined;
 export type ForkResult = ApplyResult;
 
 /**
- * Copies the workspace at one root of `source` into `target`, a run just
- * created and still empty, in one transaction of the target: only objects
+ * Copies the workspace at one root of `source` into the target, a run
+ * created by `openTarget` once that root is found, and still empty, in one
+ * transaction of the target: only objects
  * that root reaches are copied, the target's current root becomes it, and
  * the target's first journal event records where it came from — and chains
  * from the source's digest there (the anchor row says so: ./chain.ts).
  */
 export async function forkInto(
   source: Lease,
-  target: Lease,
+  openTarget: () => Promise<Lease>,
   at: ForkPoint,
   context: RunContext,
 ): Promise<ForkResult> {
@@ -63,6 +64,8 @@ export async function forkInto(
       const loader = new NodeLoader(reader, context.workspace.nodes, JOURNAL_ROOTS);
       await loader.root(rootId, { named: root });
     }
+    // Only a point the source has opens (and so creates) the target: a refused one writes nothing.
+    const target = await openTarget();
     return target.transact(async (tx) => {
       const journal = new JournalWriter(tx, context);
       const current = toHex(await currentRootId(tx, JOURNAL_ROOTS));

@@ -278,12 +278,16 @@ export class RunStore extends ProviderStore<RunCreate> {
     // The source is only read: a fork never writes to it.
     const sourceLease = await this.open(source, { readOnly: true });
     try {
-      const targetLease = await this.open(target, { create: options.create });
+      let targetLease: RunLease | undefined;
+      const openTarget = async () => {
+        targetLease = await this.open(target, { create: options.create });
+        return targetLease.lease;
+      };
       try {
-        const result = await forkInto(sourceLease.lease, targetLease.lease, at, this.#context);
-        return { ...result, lease: targetLease };
+        const result = await forkInto(sourceLease.lease, openTarget, at, this.#context);
+        return { ...result, lease: targetLease! };
       } catch (error) {
-        await targetLease.release();
+        await targetLease?.release();
         throw error;
       }
     } finally {
