@@ -16,7 +16,7 @@ import { RunStore } from "@runledger/core";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromiumMissing, launch } from "./support/browser.js";
-import { DETERMINISTIC, runledger, type Serving, snapshot, startServe } from "./support/serve.js";
+import { DETERMINISTIC, runledger, serving, snapshot } from "./support/serve.js";
 
 const SLOW = { timeout: 300_000 };
 /** How long the page may take to show something on a loaded machine. */
@@ -58,15 +58,6 @@ function sequences(page: Page): Promise<number[]> {
 
 async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(shots, `${name}.png`) });
-}
-
-async function serving(args: string[], fn: (server: Serving) => Promise<void>): Promise<void> {
-  const server = await startServe(args);
-  try {
-    await fn(server);
-  } finally {
-    expect(await server.stop(), server.stderr()).toBe(0);
-  }
 }
 
 const range = (from: number, to: number) =>

@@ -15,7 +15,7 @@ import { nodeDriver } from "@runledger/adapter-node";
 import { RunStore } from "@runledger/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { get, route } from "./support/http.js";
-import { DETERMINISTIC, runledger, type Serving, snapshot, startServe } from "./support/serve.js";
+import { DETERMINISTIC, runledger, serving, snapshot } from "./support/serve.js";
 
 /** Each case starts a server process; allow for a loaded machine. */
 const SLOW = { timeout: 240_000 };
@@ -27,16 +27,6 @@ let demoFile: string;
 let filesDir: string;
 let filesFile: string;
 let bigDigest: string;
-
-/** Runs `fn` against a server started with `args`, stopping it afterwards (exit 0 expected). */
-async function serving(args: string[], fn: (server: Serving) => Promise<void>): Promise<void> {
-  const server = await startServe(args);
-  try {
-    await fn(server);
-  } finally {
-    expect(await server.stop(), server.stderr()).toBe(0);
-  }
-}
 
 /** A new run with the given files, written through the library and closed. */
 async function makeRun(file: string, runId: string, put: Record<string, string | Uint8Array>) {

@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { expect } from "vitest";
 
 const packageDir = fileURLToPath(new URL("../..", import.meta.url));
 export const bin = join(packageDir, "bin", "runledger.js");
@@ -66,6 +67,19 @@ export function startServe(args: string[]): Promise<Serving> {
 }
 
 /** Runs the CLI to completion (a demo, a failing serve), with its output. */
+/** Runs `fn` against a server started with `args`, stopping it afterwards (exit 0 expected). */
+export async function serving(
+  args: string[],
+  fn: (server: Serving) => Promise<void>,
+): Promise<void> {
+  const server = await startServe(args);
+  try {
+    await fn(server);
+  } finally {
+    expect(await server.stop(), server.stderr()).toBe(0);
+  }
+}
+
 export function runledger(args: string[], env: Record<string, string> = {}) {
   const result = spawnSync(process.execPath, [bin, ...args], {
     env: { ...process.env, ...env },
