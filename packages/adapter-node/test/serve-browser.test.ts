@@ -56,6 +56,14 @@ function sequences(page: Page): Promise<number[]> {
   );
 }
 
+/** The diff view's rows as [change, path], once the row of `path` is shown. */
+async function diffChanges(page: Page, path: string): Promise<(string | null)[][]> {
+  await page.locator(`#diff-result tr[data-path="${path}"]`).waitFor();
+  return page.$$eval("#diff-result tr", (rows) =>
+    rows.map((row) => [row.getAttribute("data-change"), row.getAttribute("data-path")]),
+  );
+}
+
 async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(shots, `${name}.png`) });
 }
@@ -129,11 +137,7 @@ describe.skipIf(chromiumMissing !== undefined)(
           items.map((item) => item.getAttribute("data-path")),
         );
         expect(top).toStrictEqual(["analysis", "inputs", "plan.json"]);
-        await page.locator('#diff-result tr[data-path="tmp/doc-01.tokens"]').waitFor();
-        const changes = await page.$$eval("#diff-result tr", (rows) =>
-          rows.map((row) => [row.getAttribute("data-change"), row.getAttribute("data-path")]),
-        );
-        expect(changes).toStrictEqual([
+        expect(await diffChanges(page, "tmp/doc-01.tokens")).toStrictEqual([
           ["added", "analysis/doc-01.json"],
           ["removed", "tmp/doc-01.tokens"],
         ]);
@@ -269,11 +273,7 @@ describe.skipIf(chromiumMissing !== undefined)(
           await shown(page, "#page-position", "events 1–3");
           expect(await shown(page, '#timeline tr[data-sequence="3"] .kind', "note")).toBe("note");
           await page.click('#timeline tr[data-sequence="2"]');
-          await page.locator('#diff-result tr[data-path="state.json"]').waitFor();
-          const changes = await page.$$eval("#diff-result tr", (rows) =>
-            rows.map((row) => [row.getAttribute("data-change"), row.getAttribute("data-path")]),
-          );
-          expect(changes).toStrictEqual([
+          expect(await diffChanges(page, "state.json")).toStrictEqual([
             ["added", "notes.txt"],
             ["modified", "state.json"],
           ]);
