@@ -52,6 +52,8 @@ export class LibsqlConnection implements DriverConnection {
   readonly #remote: boolean;
   readonly #readOnly: boolean;
   readonly #busyTimeoutMs: number;
+  /** The caller's whole busy deadline: a remote transaction's first request is retried until then. */
+  readonly #busyDeadlineMs: number;
   /** Opened with an encryptionKey: setUp reads the schema, so a wrong key fails the open itself. */
   readonly #encrypted: boolean;
   /**
@@ -71,6 +73,7 @@ export class LibsqlConnection implements DriverConnection {
       remote: boolean;
       readOnly: boolean;
       busyTimeoutMs: number;
+      busyDeadlineMs?: number;
       encrypted?: boolean;
       replica?: "local" | "server";
     },
@@ -80,6 +83,7 @@ export class LibsqlConnection implements DriverConnection {
     this.#remote = options.remote;
     this.#readOnly = options.readOnly;
     this.#busyTimeoutMs = options.busyTimeoutMs;
+    this.#busyDeadlineMs = options.busyDeadlineMs ?? options.busyTimeoutMs;
     this.#encrypted = options.encrypted === true;
     this.#replica = options.replica;
   }
@@ -180,7 +184,9 @@ export class LibsqlConnection implements DriverConnection {
         // embedded replica's file) serves it itself instead of forwarding it.
         open: () => this.#client.transaction(mode === "immediate" ? "write" : "read"),
         readOnly: this.#readOnly,
-        busyTimeoutMs: this.#busyTimeoutMs,
+        // BEGIN goes with the first statement, after core's retry of begin:
+        // a busy answer to it is waited out here, for the caller's whole deadline.
+        busyDeadlineMs: this.#busyDeadlineMs,
         opened: (transaction) => {
           this.#lastTransaction = transaction;
         },

@@ -201,6 +201,7 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
           : { replica: replica.syncInterval === undefined ? "local" : "server" }),
         readOnly: open.readOnly,
         busyTimeoutMs: open.busyTimeoutMs,
+        busyDeadlineMs: open.busyDeadlineMs ?? open.busyTimeoutMs,
         encrypted: parsed.kind === "file" && options.encryptionKey !== undefined,
       });
       try {

@@ -45,7 +45,8 @@ import { toDriverParams } from "./values.js";
 export interface RemoteBegin {
   readonly open: () => Promise<Transaction>;
   readonly readOnly: boolean;
-  readonly busyTimeoutMs: number;
+  /** Until when a first request the server answered busy is sent again (the caller's whole deadline). */
+  readonly busyDeadlineMs: number;
   /** Told of each client transaction opened, so the connection can close the current one. */
   readonly opened: (transaction: Transaction) => void;
 }
@@ -198,7 +199,7 @@ export class RemoteTransaction implements DriverTransaction {
     const batch: InStatement[] = [...this.#held];
     this.#held.length = 0;
     if (statement !== undefined) batch.push(statement);
-    const retry = this.#begun ? undefined : new RemoteRetry(this.#begin.busyTimeoutMs);
+    const retry = this.#begun ? undefined : new RemoteRetry(this.#begin.busyDeadlineMs);
     for (;;) {
       try {
         const results = await this.#transaction.batch(batch);

@@ -3,9 +3,11 @@
  * own code (docs/errors.md), proved against a real sqld: the write lock taken
  * away after 5 s (the transaction fails whole), the idle HTTP stream that
  * expires, the server that is not there, the refused token, the missing
- * namespace; and the `libsql://…?tls=0` spelling of a location.
+ * namespace, a busy server waited out for the store's whole deadline; and
+ * the `libsql://…?tls=0` spelling of a location.
  */
 import { generateKeyPairSync, sign } from "node:crypto";
+import { createClient } from "@libsql/client";
 import { libsqlDriver } from "@runledger/adapter-libsql";
 import { freePort, resolveLocalhostSubdomains, startSqld } from "@runledger/conformance/sqld";
 import { type RunLease, type RunledgerError, RunStore } from "@runledger/core";
@@ -65,6 +67,41 @@ describe("remote libSQL: failures a server adds", () => {
         await otherStore.close();
       }
     }, 30_000);
+  }
+
+  for (const protocol of ["http", "ws"] as const) {
+    it(`over ${protocol}: a transaction the server answers busy waits for the store's whole busyTimeoutMs (not the driver's 100 ms slice), and lands once the lock is free`, async () => {
+      const name = `busy${process.pid}n${++next}`;
+      const location = server.namespaceUrl(name, protocol);
+      const impatient = new RunStore({ driver: driver(), busyTimeoutMs: 300 });
+      const patient = new RunStore({ driver: driver(), busyTimeoutMs: 60_000 });
+      try {
+        const created = await patient.open(location, { create: CREATE });
+        // Another writer the server must wait for: its database file's lock, taken from outside.
+        const outside = createClient({ url: `file:${server.databaseFile(name)}` });
+        const lock = await outside.transaction("write");
+        try {
+          const refused = await failureOf(async () => {
+            const lease = await impatient.open(location);
+            await lease.transact((tx) => tx.journal.append({ impatient: true }));
+          });
+          expect(refused.code, refused.message).toBe("busy");
+          expect(refused.message).toMatch(/deadline 300 ms/);
+          const landed = created.transact((tx) => tx.journal.append({ patient: true }));
+          // Held ten times the driver's slice (longer on a loaded machine, which only proves more).
+          await sleep(1_000);
+          await lock.commit();
+          await expect(landed).resolves.toMatchObject({ sequence: 1 });
+        } finally {
+          lock.close();
+          outside.close();
+        }
+        expect((await events(created)).map((e) => e.record)).toStrictEqual([{ patient: true }]);
+      } finally {
+        await impatient.close();
+        await patient.close();
+      }
+    }, 120_000);
   }
 
   for (const protocol of ["http", "ws"] as const) {

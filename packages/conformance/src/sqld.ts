@@ -55,6 +55,12 @@ export interface SqldServer {
   namespaceUrl(name: string, protocol: "http" | "ws" | "libsql"): string;
   /** Creates a namespace through the admin API. */
   createNamespace(name: string): Promise<void>;
+  /**
+   * The SQLite file the server keeps namespace `name` in (`default` when
+   * namespaces are off): for a test that takes the file's lock from outside,
+   * as another writer the server must wait for.
+   */
+  databaseFile(name?: string): string;
   /** Everything the server wrote to stdout and stderr so far (for a failing test's message). */
   output(): string;
   /**
@@ -231,6 +237,7 @@ export async function startSqld(options: SqldOptions = {}): Promise<SqldServer> 
       if (adminUrl === undefined) throw new Error("this sqld was started without namespaces");
       await createSqldNamespace(adminUrl, name, options.adminAuthKey);
     },
+    databaseFile: (name = "default") => join(directory, "data.sqld", "dbs", name, "data"),
     output: () => log,
     async crash() {
       await end("SIGKILL");

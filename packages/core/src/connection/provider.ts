@@ -221,6 +221,7 @@ export class ConnectionProvider<Create = unknown> {
       create: request.create !== undefined,
       readOnly,
       busyTimeoutMs: Math.min(DRIVER_BUSY_SLICE_MS, this.busyTimeoutMs),
+      busyDeadlineMs: this.busyTimeoutMs,
     });
     const entry = new Entry(canonical, connection, readOnly);
     try {

@@ -73,6 +73,14 @@ export interface OpenOptions {
   readonly readOnly: boolean;
   /** How long one statement waits on SQLite's locks before answering SQLITE_BUSY. */
   readonly busyTimeoutMs: number;
+  /**
+   * How long the caller waits out another writer in all (the store's
+   * `busyTimeoutMs`). Core retries `begin` until then itself. A driver whose
+   * transaction starts with its first statement (BEGIN sent along with it, so
+   * a busy answer comes after `begin` returned, where core cannot retry)
+   * retries that first request until this deadline. Absent: `busyTimeoutMs`.
+   */
+  readonly busyDeadlineMs?: number;
 }
 
 export interface QueryResult {
