@@ -16,7 +16,12 @@ import {
 import { LibsqlConnection } from "./connection.js";
 import { translate } from "./errors.js";
 import { type LibsqlLocation, parseLocation, redactLocation } from "./location.js";
-import { deleteNamespace, diagnoseClosedWebSocket, ensureNamespace } from "./namespaces.js";
+import {
+  deleteNamespace,
+  diagnoseClosedWebSocket,
+  ensureNamespace,
+  type NamespaceAdmin,
+} from "./namespaces.js";
 import { isWebSocketClosedEarly } from "./remote-errors.js";
 
 export interface LibsqlDriverOptions {
@@ -66,6 +71,9 @@ const node = nodeRuntime({ fs, crypto, AsyncLocalStorage, cwd: () => process.cwd
  * embedded engine, or a remote libSQL server (`libsql:`, `http(s):`, `ws(s):`).
  * A local file's identity is its canonical path, the same as adapter-node's,
  * so both adapters agree on which database a location names.
+ *
+ * (Longer than a function should be: its body is the driver it returns,
+ * five short methods sharing the checked options and the replica's file.)
  */
 export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
   checkNames(
@@ -74,8 +82,6 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
     "libsqlDriver's options",
   );
   const replica = checkReplicaOptions(options);
-  /** The one file a driver with syncUrl replicates into, once it has opened it. */
-  let replicaPath: string | undefined;
   if (
     options.encryptionKey !== undefined &&
     (typeof options.encryptionKey !== "string" || options.encryptionKey === "")
@@ -85,6 +91,33 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
       "libsqlDriver's encryptionKey must be a non-empty string",
     );
   }
+  const admin: NamespaceAdmin | undefined =
+    options.adminUrl === undefined
+      ? undefined
+      : {
+          adminUrl: options.adminUrl,
+          ...(options.adminAuthKey === undefined ? {} : { adminAuthKey: options.adminAuthKey }),
+        };
+  /** The one file a driver with syncUrl replicates into, once it has opened it. */
+  let replicaPath: string | undefined;
+  const claimReplicaFile = async (location: string, parsed: LibsqlLocation): Promise<void> => {
+    if (replica === undefined) return;
+    if (parsed.kind !== "file") {
+      throw new RunledgerError(
+        "invalid_argument",
+        `cannot open ${parsed.url} through a driver with syncUrl: an embedded replica is a local file; open the server's URL with a driver without syncUrl`,
+      );
+    }
+    const canonical = await node.canonicalize(parsed.path);
+    if (replicaPath !== undefined && replicaPath !== canonical) {
+      throw new RunledgerError(
+        "invalid_argument",
+        `cannot open ${location} as a replica of ${redactLocation(replica.syncUrl)}: this driver replicates it into ${replicaPath} already, and a replica follows one database; make a driver for each`,
+        { details: { replica: replicaPath } },
+      );
+    }
+    replicaPath = canonical;
+  };
   return {
     name: "libsql",
     asyncContext: node.asyncContext,
@@ -97,14 +130,8 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
       const parsed = parse(location);
       if (parsed.kind === "file") {
         await node.remove(parsed.path);
-      } else if (options.adminUrl !== undefined) {
-        await deleteNamespace(
-          {
-            adminUrl: options.adminUrl,
-            ...(options.adminAuthKey === undefined ? {} : { adminAuthKey: options.adminAuthKey }),
-          },
-          parsed.url,
-        );
+      } else if (admin !== undefined) {
+        await deleteNamespace(admin, parsed.url);
       } else {
         throw new RunledgerError(
           "remove_unsupported",
@@ -131,69 +158,17 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
           `cannot open ${parsed.url} with an encryptionKey: it encrypts local files only (a server encrypts its own); drop it for a remote location`,
         );
       }
-      if (replica !== undefined) {
-        if (parsed.kind !== "file") {
-          throw new RunledgerError(
-            "invalid_argument",
-            `cannot open ${parsed.url} through a driver with syncUrl: an embedded replica is a local file; open the server's URL with a driver without syncUrl`,
-          );
-        }
-        const canonical = await node.canonicalize(parsed.path);
-        if (replicaPath !== undefined && replicaPath !== canonical) {
-          throw new RunledgerError(
-            "invalid_argument",
-            `cannot open ${location} as a replica of ${redactLocation(replica.syncUrl)}: this driver replicates it into ${replicaPath} already, and a replica follows one database; make a driver for each`,
-            { details: { replica: replicaPath } },
-          );
-        }
-        replicaPath = canonical;
-      }
+      await claimReplicaFile(location, parsed);
       if (parsed.kind === "file") {
         // A replica's file is made by its first sync, whether or not the run is new.
         await node.checkFileOpenable(
           parsed.path,
           replica === undefined ? open : { ...open, create: true },
         );
-      } else if (open.create && !open.readOnly && options.adminUrl !== undefined) {
-        await ensureNamespace(
-          {
-            adminUrl: options.adminUrl,
-            ...(options.adminAuthKey === undefined ? {} : { adminAuthKey: options.adminAuthKey }),
-          },
-          parsed.url,
-        );
+      } else if (open.create && !open.readOnly && admin !== undefined) {
+        await ensureNamespace(admin, parsed.url);
       }
-      // A replica writes its file to sync, read-only or not: its own URL, never mode=ro.
-      const url =
-        parsed.kind === "file"
-          ? fileUrl(parsed.path, open.readOnly && replica === undefined)
-          : parsed.url;
-      let client: Client;
-      try {
-        client = createClient({
-          url,
-          intMode: "bigint",
-          concurrency: 1,
-          timeout: open.busyTimeoutMs,
-          ...((parsed.kind === "remote" || replica !== undefined) && options.authToken !== undefined
-            ? { authToken: options.authToken }
-            : {}),
-          ...(replica === undefined
-            ? {}
-            : {
-                syncUrl: replica.syncUrl,
-                ...(replica.syncInterval === undefined
-                  ? {}
-                  : { syncInterval: replica.syncInterval }),
-              }),
-          ...(parsed.kind === "file" && options.encryptionKey !== undefined
-            ? { encryptionKey: options.encryptionKey }
-            : {}),
-        });
-      } catch (error) {
-        throw translate(error, `cannot open ${location}`);
-      }
-      const connection = new LibsqlConnection(client, {
+      const connection = new LibsqlConnection(newClient(location, parsed, open, options, replica), {
         // A replica answers as its server does (no PRAGMA with a value, writes there).
         remote: parsed.kind === "remote" || replica !== undefined,
         ...(replica === undefined
@@ -209,31 +184,86 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
       } catch (error) {
         // A client whose connection failed may fail to close too; the first failure is the one to report.
         await connection.close().catch(() => undefined);
-        const doing = `cannot prepare ${location}`;
-        if (parsed.kind === "remote" && isWebSocketClosedEarly(error)) {
-          throw (
-            (await diagnoseClosedWebSocket(
-              parsed.url,
-              options.authToken,
-              doing,
-              error,
-              !open.readOnly,
-            )) ?? translate(error, doing, true)
-          );
-        }
-        const translated = translate(error, doing, parsed.kind === "remote");
-        if (
-          parsed.kind === "file" &&
-          options.encryptionKey !== undefined &&
-          translated.code === "not_a_database"
-        ) {
-          throw keyRefusal(translated, location);
-        }
-        throw translated;
+        throw await setUpFailure(error, location, parsed, open, options);
       }
       return connection;
     },
   };
+}
+
+/** The replica options checked (undefined without syncUrl). */
+type ReplicaOptions = ReturnType<typeof checkReplicaOptions>;
+
+/** The client of one connection: a local file (read-only as SQLite's own mode), a server, or a replica. */
+function newClient(
+  location: string,
+  parsed: LibsqlLocation,
+  open: OpenOptions,
+  options: LibsqlDriverOptions,
+  replica: ReplicaOptions,
+): Client {
+  // A replica writes its file to sync, read-only or not: its own URL, never mode=ro.
+  const url =
+    parsed.kind === "file"
+      ? fileUrl(parsed.path, open.readOnly && replica === undefined)
+      : parsed.url;
+  try {
+    return createClient({
+      url,
+      intMode: "bigint",
+      concurrency: 1,
+      timeout: open.busyTimeoutMs,
+      ...((parsed.kind === "remote" || replica !== undefined) && options.authToken !== undefined
+        ? { authToken: options.authToken }
+        : {}),
+      ...(replica === undefined
+        ? {}
+        : {
+            syncUrl: replica.syncUrl,
+            ...(replica.syncInterval === undefined ? {} : { syncInterval: replica.syncInterval }),
+          }),
+      ...(parsed.kind === "file" && options.encryptionKey !== undefined
+        ? { encryptionKey: options.encryptionKey }
+        : {}),
+    });
+  } catch (error) {
+    throw translate(error, `cannot open ${location}`);
+  }
+}
+
+/**
+ * What a connection that failed to set up is to the caller: a WebSocket the
+ * server closed early is diagnosed (a refused token, a missing namespace), a
+ * local file that an encryptionKey does not open is `encryption_key_refused`.
+ */
+async function setUpFailure(
+  error: unknown,
+  location: string,
+  parsed: LibsqlLocation,
+  open: OpenOptions,
+  options: LibsqlDriverOptions,
+): Promise<RunledgerError> {
+  const doing = `cannot prepare ${location}`;
+  if (parsed.kind === "remote" && isWebSocketClosedEarly(error)) {
+    return (
+      (await diagnoseClosedWebSocket(
+        parsed.url,
+        options.authToken,
+        doing,
+        error,
+        !open.readOnly,
+      )) ?? translate(error, doing, true)
+    );
+  }
+  const translated = translate(error, doing, parsed.kind === "remote");
+  if (
+    parsed.kind === "file" &&
+    options.encryptionKey !== undefined &&
+    translated.code === "not_a_database"
+  ) {
+    return keyRefusal(translated, location);
+  }
+  return translated;
 }
 
 /** The replica options checked: undefined without syncUrl. */
