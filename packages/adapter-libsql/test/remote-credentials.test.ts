@@ -7,7 +7,7 @@
 import { generateKeyPairSync, sign } from "node:crypto";
 import { libsqlDriver } from "@runledger/adapter-libsql";
 import { resolveLocalhostSubdomains, startSqld } from "@runledger/conformance/sqld";
-import { RunStore } from "@runledger/core";
+import { type RunledgerError, RunStore } from "@runledger/core";
 import { afterAll, describe, expect, it } from "vitest";
 import { failureOf } from "./support/failures.js";
 
@@ -47,7 +47,10 @@ describe("remote libSQL: an admin API that wants a key (--admin-auth-key)", asyn
       await lease.release();
       await store.remove(location);
       const gone = await failureOf(() => store.open(location));
-      expect([gone.code, gone.details]).toStrictEqual(["cannot_open", { missing: "namespace" }]);
+      expect([gone.code, (gone.cause as RunledgerError).details]).toStrictEqual([
+        "not_found",
+        { missing: "namespace" },
+      ]);
     } finally {
       await store.close();
     }
@@ -72,8 +75,8 @@ describe("remote libSQL: an admin API that wants a key (--admin-auth-key)", asyn
     const store = new RunStore({ driver: libsqlDriver({ adminUrl, adminAuthKey }) });
     try {
       const missing = await failureOf(() => store.open(location));
-      expect([missing.code, missing.details]).toStrictEqual([
-        "cannot_open",
+      expect([missing.code, (missing.cause as RunledgerError).details]).toStrictEqual([
+        "not_found",
         { missing: "namespace" },
       ]);
     } finally {

@@ -179,12 +179,14 @@ describe("remote libSQL: failures a server adds", () => {
     }
   });
 
-  it("a database (namespace) that does not exist fails cannot_open without create, over http and ws", async () => {
+  it("a database (namespace) that does not exist is not_found without create, as a missing file is (the driver's cannot_open its cause), over http and ws", async () => {
     for (const protocol of ["http", "ws"] as const) {
       const store = new RunStore({ driver: driver() });
       const failure = await failureOf(() => store.open(fresh(protocol)));
-      expect([protocol, failure.code, failure.details]).toStrictEqual([
+      const cause = failure.cause as RunledgerError;
+      expect([protocol, failure.code, cause.code, cause.details]).toStrictEqual([
         protocol,
+        "not_found",
         "cannot_open",
         { missing: "namespace" },
       ]);

@@ -50,6 +50,15 @@ export interface RunledgerSaverOptions {
    */
   readonly directory?: string;
   /**
+   * Where a thread's run lives, for locations a directory cannot name: a
+   * database on a libSQL server, one per thread, as
+   * `(threadId) => \`http://${threadNamespace(threadId)}.runs.internal:8080\``
+   * with a store whose driver has the server's `adminUrl` (it creates each
+   * thread's database). It must give each thread id its own location, the
+   * same every time. Not with `directory`.
+   */
+  readonly locate?: (threadId: string) => string;
+  /**
    * The location of the run catalog that lists the threads (`list()` without
    * a thread id reads it): the one the store was made with,
    * `new RunStore({ driver, catalog })`, so that every thread the saver
@@ -62,7 +71,7 @@ export interface RunledgerSaverOptions {
   readonly serde?: SerializerProtocol;
 }
 
-const OPTIONS = ["store", "directory", "catalog", "workflowId", "serde"];
+const OPTIONS = ["store", "directory", "locate", "catalog", "workflowId", "serde"];
 
 /** The record of a checkpoint's keyed event. */
 interface CheckpointRecord {
@@ -127,6 +136,7 @@ export class RunledgerSaver extends BaseCheckpointSaver {
   readonly store: RunStore;
   readonly directory: string;
   readonly workflowId: string;
+  readonly #locate: ((threadId: string) => string) | undefined;
   readonly #leases = new Map<string, Promise<RunLease>>();
   readonly #batches = new WeakMap<RunLease, WriteBatch>();
   /**
@@ -146,11 +156,20 @@ export class RunledgerSaver extends BaseCheckpointSaver {
     this.directory =
       options.directory ?? (options.catalog === undefined ? "" : directoryOf(options.catalog));
     this.workflowId = options.workflowId ?? "langgraph";
+    this.#locate = options.locate;
   }
 
-  /** The location of a thread's run. */
+  /** The location of a thread's run: `locate(threadId)`, else the thread's file in `directory`. */
   location(threadId: string): string {
-    return threadLocation(this.directory, threadId);
+    if (this.#locate === undefined) return threadLocation(this.directory, threadId);
+    const location = this.#locate(threadId);
+    if (typeof location !== "string" || location === "") {
+      throw new RunledgerError(
+        "invalid_argument",
+        `RunledgerSaver's locate gave ${JSON.stringify(location)} for thread ${JSON.stringify(threadId)}: it must return a location (a non-empty string)`,
+      );
+    }
+    return location;
   }
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -776,7 +795,7 @@ function checkOptions(options: RunledgerSaverOptions): void {
   if (typeof options !== "object" || options === null) {
     throw new RunledgerError(
       "invalid_argument",
-      "RunledgerSaver takes { store, directory?, catalog?, workflowId?, serde? }",
+      "RunledgerSaver takes { store, directory?, locate?, catalog?, workflowId?, serde? }",
     );
   }
   for (const name of Object.keys(options)) {
@@ -793,6 +812,20 @@ function checkOptions(options: RunledgerSaverOptions): void {
   }
   if (options.directory !== undefined && typeof options.directory !== "string") {
     throw new RunledgerError("invalid_argument", "RunledgerSaver's directory is a string");
+  }
+  if (options.locate !== undefined) {
+    if (typeof options.locate !== "function") {
+      throw new RunledgerError(
+        "invalid_argument",
+        "RunledgerSaver's locate is a function from a thread id to its run's location",
+      );
+    }
+    if (options.directory !== undefined) {
+      throw new RunledgerError(
+        "invalid_argument",
+        "RunledgerSaver takes directory or locate, not both: locate names every thread's location itself",
+      );
+    }
   }
   const { catalog } = options;
   if (catalog !== undefined) {

@@ -1,13 +1,14 @@
 /**
- * RunledgerSaver's options: `{ store, directory }` and `{ store, catalog }`,
- * what each decides (where the threads live, what lists them), and the
+ * RunledgerSaver's options: `{ store, directory }`, `{ store, catalog }` and
+ * `{ store, locate }`, what each decides (where the threads live, what lists
+ * them), the names `threadNamespace` gives threads on a server, and the
  * refusals of options that cannot work, before anything is written.
  */
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { isRunledgerError, RunStore } from "@runledger/core";
 import { afterEach, describe, expect, it } from "vitest";
-import { RunledgerSaver, threadFileName } from "../src/index.js";
+import { RunledgerSaver, threadFileName, threadNamespace } from "../src/index.js";
 import { BACKENDS, tempDirectory } from "./support/backends.js";
 
 const CHECKPOINT = {
@@ -102,11 +103,74 @@ for (const backend of BACKENDS) {
         { store, catalog: "" },
         { store, catalog: 7 },
         { store, directory: 7 },
+        { store, locate: "threads/" },
+        { store, locate: (id: string) => id, directory: "threads" },
         { store, catalogue: "x" },
         { store: {} },
       ]) {
         expect(refusal(() => new RunledgerSaver(options as never)).code).toBe("invalid_argument");
       }
     });
+
+    it("with { store, locate } each thread's run is where locate says, and a locate that gives no location is refused before anything is written", async () => {
+      const { store, path } = setUp();
+      const saver = new RunledgerSaver({ store, locate: (id) => join(path, `thread-${id}.run`) });
+      cleanups.push(() => saver.close());
+      await saver.put({ configurable: { thread_id: "a" } }, CHECKPOINT, METADATA, { count: 1 });
+      expect(saver.location("a")).toBe(join(path, "thread-a.run"));
+      expect(existsSync(join(path, "thread-a.run"))).toBe(true);
+      expect(existsSync(join(path, threadFileName("a")))).toBe(false);
+      const tuple = await saver.getTuple({ configurable: { thread_id: "a" } });
+      expect(tuple?.checkpoint.channel_values).toStrictEqual({ count: 1 });
+
+      const nowhere = new RunledgerSaver({ store, locate: () => "" });
+      cleanups.push(() => nowhere.close());
+      await expect(
+        nowhere.put({ configurable: { thread_id: "b" } }, CHECKPOINT, METADATA, { count: 1 }),
+      ).rejects.toMatchObject({
+        code: "invalid_argument",
+        message: expect.stringMatching(/locate/),
+      });
+      expect(readdirSync(path).filter((name) => name.endsWith(".run"))).toStrictEqual([
+        "thread-a.run",
+      ]);
+    });
   });
 }
+
+describe("threadNamespace: a thread's database name on a libSQL server", () => {
+  const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+  const ids = [
+    "a",
+    "order-42",
+    "Order-42",
+    "order--42",
+    "order_42",
+    "-order",
+    "Order 42/β",
+    "β",
+    "",
+    "x".repeat(40),
+    "x".repeat(41),
+    "x".repeat(10_000),
+    "1f1f0c7b-88be-64d0-8003-9319c8a481a3",
+  ];
+
+  it("keeps an id that is a host label already (at most 40 characters, no --) as it is", () => {
+    for (const id of ["a", "order-42", "x".repeat(40), "1f1f0c7b-88be-64d0-8003-9319c8a481a3"]) {
+      expect(threadNamespace(id)).toBe(id);
+    }
+  });
+
+  it("gives every other id a host label of its own: a readable part, --, and a digest of the id", () => {
+    const names = ids.map((id) => threadNamespace(id));
+    for (const name of names) {
+      expect(name).toMatch(LABEL);
+      expect(name.length).toBeLessThanOrEqual(63);
+    }
+    expect(new Set(names).size).toBe(ids.length);
+    expect(threadNamespace("Order 42/β")).toMatch(/^order-42--[0-9a-f]{16}$/);
+    expect(threadNamespace("β")).toMatch(/^t--[0-9a-f]{16}$/);
+    expect(ids.map((id) => threadNamespace(id))).toStrictEqual(names);
+  });
+});

@@ -255,9 +255,7 @@ export function describeCatalog(fx: Fixtures): void {
           "running",
         );
         await (await store.open(stopped)).release();
-        expect((await failureOf(() => store.open(gone))).code).toBe(
-          fx.remote ? "cannot_open" : "not_found",
-        );
+        expect((await failureOf(() => store.open(gone))).code).toBe("not_found");
         // A new store on the same catalog sees what the first one mended.
         await store.close();
         const again = catalogStore(fx, catalog).store;

@@ -1,7 +1,8 @@
 /**
  * Opening without creating, for every kind of database core stores (run,
  * commit log, read model, datastore): one place that turns the driver's
- * "cannot open" for a missing file into `not_found`.
+ * "cannot open" for a missing file — or a missing database on a server —
+ * into `not_found`.
  */
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import type { Lease } from "./lease.js";
@@ -9,10 +10,14 @@ import type { ConnectionProvider } from "./provider.js";
 import type { OpenRequest } from "./provider-options.js";
 
 /**
- * Opens through a provider, answering a missing file — when the caller did
- * not ask to create one — with `not_found` rather than the driver's
- * `cannot_open`, so every kind of database says "nothing here" the same way.
+ * Opens through a provider, answering a missing file or server database
+ * (`details.missing` "file" or "namespace") — when the caller did not ask to
+ * create one — with `not_found` rather than the driver's `cannot_open`, so
+ * every kind of database, on every adapter, says "nothing here" the same way.
  */
+/** What a driver's `cannot_open` names as missing when there is nothing at the location. */
+const MISSING: ReadonlySet<string> = new Set(["file", "namespace"]);
+
 export async function openExisting<Create>(
   provider: ConnectionProvider<Create>,
   location: string,
@@ -26,7 +31,7 @@ export async function openExisting<Create>(
     if (
       request.create === undefined &&
       isRunledgerError(error, "cannot_open") &&
-      error.details?.missing === "file"
+      MISSING.has(error.details?.missing as string)
     ) {
       throw new RunledgerError(
         "not_found",
