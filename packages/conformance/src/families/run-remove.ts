@@ -50,10 +50,9 @@ async function expectIntact(fx: Fixtures, location: string): Promise<void> {
 /** The run at `location` is gone: opening it finds nothing (no file; on a server, no such namespace). */
 async function expectGone(fx: Fixtures, location: string, store = runStore(fx)): Promise<void> {
   const error = await failureOf(() => store.open(location));
-  expect([error.code, (error.cause as RunledgerError | undefined)?.details?.missing]).toStrictEqual([
-    "not_found",
-    fx.subject.capabilities?.remote === true ? "namespace" : "file",
-  ]);
+  expect([error.code, (error.cause as RunledgerError | undefined)?.details?.missing]).toStrictEqual(
+    ["not_found", fx.subject.capabilities?.remote === true ? "namespace" : "file"],
+  );
 }
 
 /** Why a removal right after this process closed the run is not tested where close leaves the file held. */
