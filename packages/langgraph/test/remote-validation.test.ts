@@ -12,6 +12,7 @@ import { resolveLocalhostSubdomains, startSqld } from "@runledger/conformance/sq
 import { RunStore } from "@runledger/core";
 import { afterAll, describe, expect } from "vitest";
 import { RunledgerSaver, threadNamespace } from "../src/index.js";
+import { expectRunVerifies } from "./support/verify.js";
 
 resolveLocalhostSubdomains();
 const server = await startSqld({ namespaces: true });
@@ -54,15 +55,7 @@ for (const protocol of ["ws", "http"] as const) {
         // and is removed from the server (sqld keeps a bounded number of databases open).
         const { runs } = await store.list({ workflowId: saver.workflowId, limit: 10_000 });
         for (const { location } of runs) {
-          const lease = await store.open(location, { readOnly: true });
-          try {
-            expect({ location, problems: (await lease.verify()).problems }).toStrictEqual({
-              location,
-              problems: [],
-            });
-          } finally {
-            await lease.release();
-          }
+          await expectRunVerifies(store, location);
           await store.remove(location);
           verified[protocol]++;
         }
