@@ -9,15 +9,15 @@ import type { Lease } from "./lease.js";
 import type { ConnectionProvider } from "./provider.js";
 import type { OpenRequest } from "./provider-options.js";
 
+/** What a driver's `cannot_open` names as missing when there is nothing at the location. */
+const MISSING: ReadonlySet<string> = new Set(["file", "namespace"]);
+
 /**
  * Opens through a provider, answering a missing file or server database
  * (`details.missing` "file" or "namespace") — when the caller did not ask to
  * create one — with `not_found` rather than the driver's `cannot_open`, so
  * every kind of database, on every adapter, says "nothing here" the same way.
  */
-/** What a driver's `cannot_open` names as missing when there is nothing at the location. */
-const MISSING: ReadonlySet<string> = new Set(["file", "namespace"]);
-
 export async function openExisting<Create>(
   provider: ConnectionProvider<Create>,
   location: string,
