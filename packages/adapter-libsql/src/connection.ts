@@ -73,7 +73,7 @@ export class LibsqlConnection implements DriverConnection {
       remote: boolean;
       readOnly: boolean;
       busyTimeoutMs: number;
-      busyDeadlineMs?: number;
+      busyDeadlineMs: number;
       encrypted?: boolean;
       replica?: "local" | "server";
     },
@@ -83,7 +83,7 @@ export class LibsqlConnection implements DriverConnection {
     this.#remote = options.remote;
     this.#readOnly = options.readOnly;
     this.#busyTimeoutMs = options.busyTimeoutMs;
-    this.#busyDeadlineMs = options.busyDeadlineMs ?? options.busyTimeoutMs;
+    this.#busyDeadlineMs = options.busyDeadlineMs;
     this.#encrypted = options.encrypted === true;
     this.#replica = options.replica;
   }
