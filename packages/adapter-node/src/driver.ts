@@ -10,10 +10,12 @@ import {
   planReadOnlyOpen,
   RunledgerError,
   readOnlyUri,
+  type StagedDatabase,
 } from "@runledger/core/port";
 import Database from "better-sqlite3";
 import { NodeConnection } from "./connection.js";
 import { translate } from "./errors.js";
+import { StagedNodeDatabase } from "./staged.js";
 
 // better-sqlite3 reads URI filenames only when SQLITE_USE_URI=1 is set before
 // its native addon loads (on the first `new Database`). A read-only open
@@ -40,6 +42,21 @@ export function nodeDriver(options: NodeDriverOptions = {}): Driver {
     canonicalize: node.canonicalize,
     remove: node.remove,
     listDatabases: node.listDatabases,
+    // A new run is built in memory and written whole: one write and one sync
+    // instead of SQLite's syncs in place (see StagedNodeDatabase).
+    async stage(location: string): Promise<StagedDatabase | undefined> {
+      await node.checkFileOpenable(location, { create: true, readOnly: false });
+      if (node.exists(location)) return undefined;
+      const db = new Database(":memory:");
+      try {
+        db.defaultSafeIntegers(true);
+        db.exec("PRAGMA foreign_keys = ON");
+      } catch (error) {
+        db.close();
+        throw translate(error, `cannot stage ${location}`);
+      }
+      return new StagedNodeDatabase(db, cacheSize, (image) => node.publish(location, image));
+    },
     async open(location: string, open: OpenOptions): Promise<DriverConnection> {
       await node.checkFileOpenable(location, open);
       let db: Database.Database;

@@ -15,6 +15,7 @@ describeConformance({
     extendedErrorCodes: true,
     closeRemovesSideFiles: true,
     closeReleasesFile: true,
+    stagedCreation: true,
   },
   // Module specifiers are resolved from this package (its own name, then node_modules).
   root: import.meta.url,

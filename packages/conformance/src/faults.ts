@@ -7,13 +7,15 @@ import type {
   DriverTransaction,
   QueryResult,
   SqlValue,
+  StagedDatabase,
 } from "@runledger/core/port";
 
 /**
  * Which statement to fail. Statements are counted across every connection the
  * wrapped driver opens, in the order they are issued: `execute` and
  * `executeScript` by their SQL, and `begin`, `commit`, `rollback` as
- * "BEGIN IMMEDIATE" / "BEGIN DEFERRED", "COMMIT", "ROLLBACK".
+ * "BEGIN IMMEDIATE" / "BEGIN DEFERRED", "COMMIT", "ROLLBACK" — and, with
+ * `{ stage: true }`, a staged database's statements and its "PUBLISH".
  */
 export interface FaultPlan {
   /** Only statements whose SQL matches count. Default: every statement. */
@@ -41,6 +43,9 @@ export interface FaultPlan {
  * one from it on) without the real statement running. The failure is a
  * RunledgerError `io_error` (SQLITE_IOERR) with `details.injected = true`;
  * with `endsTransaction` the session is really rolled back before it.
+ *
+ * The wrapper has no `stage` unless asked (`{ stage: true }`): by default
+ * every database it creates is created in place, statement by statement.
  */
 export class FaultInjector {
   readonly driver: Driver;
@@ -50,8 +55,17 @@ export class FaultInjector {
   #counted = 0;
   #fired = 0;
 
-  constructor(inner: Driver) {
+  constructor(inner: Driver, options: { readonly stage?: boolean } = {}) {
+    const stage = options.stage === true ? inner.stage?.bind(inner) : undefined;
     this.driver = {
+      ...(stage === undefined
+        ? {}
+        : {
+            stage: async (location: string) => {
+              const staged = await stage(location);
+              return staged === undefined ? undefined : new FaultyStagedDatabase(staged, this);
+            },
+          }),
       name: `${inner.name}+faults`,
       canonicalize: (location) => inner.canonicalize(location),
       open: async (location, options) =>
@@ -173,6 +187,23 @@ class FaultyConnection extends FaultyStatements<DriverConnection> implements Dri
 
   close(): Promise<void> {
     return this.inner.close();
+  }
+}
+
+class FaultyStagedDatabase extends FaultyConnection implements StagedDatabase {
+  readonly #staged: StagedDatabase;
+
+  constructor(staged: StagedDatabase, faults: FaultInjector) {
+    super(staged, faults);
+    this.#staged = staged;
+  }
+
+  /** Counted as "PUBLISH"; a fault there publishes nothing (the staged database is discarded). */
+  async publish(): Promise<boolean> {
+    const fault = this.faults.fault("PUBLISH");
+    if (fault === undefined) return this.#staged.publish();
+    await this.#staged.close();
+    throw fault;
   }
 }
 

@@ -40,6 +40,7 @@ import { describeRunRemove } from "./families/run-remove.js";
 import { describeRunSchema } from "./families/run-schema.js";
 import { describeSessions } from "./families/sessions.js";
 import { describeSettings } from "./families/settings.js";
+import { describeStagedCreation } from "./families/staged-creation.js";
 import { describeStorageConstraints } from "./families/storage-constraints.js";
 import { describeStrictArguments } from "./families/strict-arguments.js";
 import { describeTransactions } from "./families/transactions.js";
@@ -87,6 +88,7 @@ export function describeConformance(subject: ConformanceSubject): void {
     describeKilledWriter(fixtures);
     describeWorkspace(fixtures);
     describeRunSchema(fixtures);
+    describeStagedCreation(fixtures);
     describeBadFiles(fixtures);
     describeOtherEncodings(fixtures);
     describeRunJournal(fixtures);

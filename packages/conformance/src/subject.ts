@@ -109,6 +109,13 @@ export interface ConformanceCapabilities {
    * holds its native handles until the garbage collector frees them.
    */
   readonly closeReleasesFile?: boolean;
+  /**
+   * The driver stages (`Driver.stage`): a database it is asked to create is
+   * built away from its location and placed there whole. The staged-creation
+   * family proves the bytes are those of a creation in place and that a
+   * failure at any step leaves nothing at the location.
+   */
+  readonly stagedCreation?: boolean;
 }
 
 export type Capability = keyof ConformanceCapabilities;

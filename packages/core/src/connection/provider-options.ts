@@ -45,6 +45,15 @@ export interface EstablishContext<Create> {
  */
 export type Establish<Create> = (context: EstablishContext<Create>) => Promise<void>;
 
+/**
+ * Writes a new database's schema and first rows, inside the one transaction
+ * it is given. With it, a driver that can stage (`Driver.stage`) builds a
+ * database it is asked to create away from its location and places it there
+ * whole; the establish hook then finds an existing database. It must write
+ * exactly what the establish hook's creation in place writes.
+ */
+export type Initialize<Create> = (tx: WriteScope, create: Create) => Promise<void>;
+
 export interface ConnectionProviderOptions<Create> {
   readonly driver: Driver;
   /** How long a write waits for another process's lock before `busy`. Default 5000 ms. */
@@ -55,6 +64,8 @@ export interface ConnectionProviderOptions<Create> {
   readonly idleRetentionMs?: number;
   /** The schema's hook; by default only `configure` runs. */
   readonly establish?: Establish<Create>;
+  /** The schema's creation, for a driver that stages; without it every creation is in place. */
+  readonly initialize?: Initialize<Create>;
 }
 
 export interface OpenRequest<Create> {
@@ -69,7 +80,7 @@ export interface OpenRequest<Create> {
 }
 
 /**
- * Every name of `ConnectionProviderOptions` but `establish`: what a store
+ * Every name of `ConnectionProviderOptions` but `establish` and `initialize`: what a store
  * built on the provider (RunStore, CommitLogStore, …) takes through to it.
  */
 export const PROVIDER_OPTIONS = [
@@ -81,13 +92,13 @@ export const PROVIDER_OPTIONS = [
 
 /** The provider's own options out of a store's (which adds clock, newId, …): only those it knows. */
 export function providerOptionsOf<Create>(
-  options: Omit<ConnectionProviderOptions<Create>, "establish">,
-): Omit<ConnectionProviderOptions<Create>, "establish"> {
+  options: Omit<ConnectionProviderOptions<Create>, "establish" | "initialize">,
+): Omit<ConnectionProviderOptions<Create>, "establish" | "initialize"> {
   const picked: Record<string, unknown> = {};
   for (const name of PROVIDER_OPTIONS) {
     if (options[name] !== undefined) picked[name] = options[name];
   }
-  return picked as unknown as Omit<ConnectionProviderOptions<Create>, "establish">;
+  return picked as unknown as Omit<ConnectionProviderOptions<Create>, "establish" | "initialize">;
 }
 
 export interface EntrySummary {

@@ -15,6 +15,7 @@ import {
   type ConnectionProviderOptions,
   type EntrySummary,
   type Establish,
+  type Initialize,
   type OpenRequest,
   PROVIDER_OPTIONS,
 } from "./provider-options.js";
@@ -33,6 +34,7 @@ export class ConnectionProvider<Create = unknown> {
   readonly #settings: ConnectionSettings;
   readonly #idleRetentionMs: number;
   readonly #establish: Establish<Create>;
+  readonly #initialize: Initialize<Create> | undefined;
   readonly busyTimeoutMs: number;
   readonly #entries = new Map<string, Entry>();
   readonly #openings = new Map<string, Promise<Entry>>();
@@ -42,7 +44,7 @@ export class ConnectionProvider<Create = unknown> {
   readonly #owner: LeaseOwner;
 
   constructor(options: ConnectionProviderOptions<Create>) {
-    checkNames(options, [...PROVIDER_OPTIONS, "establish"], "the provider's options");
+    checkNames(options, [...PROVIDER_OPTIONS, "establish", "initialize"], "the provider's options");
     const provider = this;
     this.#owner = {
       get closed() {
@@ -62,6 +64,7 @@ export class ConnectionProvider<Create = unknown> {
     this.#idleRetentionMs = options.idleRetentionMs ?? 0;
     this.#settings = { journalMode: "wal", synchronous: options.durability ?? "normal" };
     this.#establish = options.establish ?? ((context) => context.configure());
+    this.#initialize = options.initialize;
   }
 
   get closed(): boolean {
@@ -217,6 +220,7 @@ export class ConnectionProvider<Create = unknown> {
 
   async #openEntry(canonical: string, request: OpenRequest<Create>): Promise<Entry> {
     const readOnly = request.readOnly === true;
+    if (request.create !== undefined) await this.#createWhole(canonical, request.create);
     const connection = await this.#driver.open(canonical, {
       create: request.create !== undefined,
       readOnly,
@@ -259,6 +263,33 @@ export class ConnectionProvider<Create = unknown> {
     entry.state = "ready";
     this.#entries.set(entry.key, entry);
     return entry;
+  }
+
+  /**
+   * Builds the database away from its location and places it there whole
+   * (port/staged-file.ts), when the driver stages and the schema initializes:
+   * the open that follows finds it as an existing database, recognized and
+   * checked like any other. Nothing happens when something is at the location
+   * already (the establish hook then creates in place), and a failure before
+   * `publish` leaves nothing anywhere.
+   */
+  async #createWhole(canonical: string, create: Create): Promise<void> {
+    const initialize = this.#initialize;
+    if (initialize === undefined || this.#driver.stage === undefined) return;
+    const staged = await this.#driver.stage(canonical);
+    if (staged === undefined) return;
+    try {
+      await runWriteTransaction(
+        new Entry(canonical, staged),
+        (tx) => initialize(tx, create),
+        this.busyTimeoutMs,
+      );
+    } catch (error) {
+      await staged.close().catch(() => undefined);
+      throw error;
+    }
+    // False: another creator placed its database first; the open checks what is there.
+    await staged.publish();
   }
 
   /** The settings to apply, without the journal mode when the file is already in it. */

@@ -51,6 +51,30 @@ export interface Driver {
    * Without it, a reconcile with a directory is `listing_unsupported`.
    */
   listDatabases?(directory: string): Promise<string[]>;
+  /**
+   * Builds a new database away from its location, to place it there whole
+   * (docs/writing-an-adapter.md, "Creating a database whole"). Core calls it before opening a location it
+   * was asked to create, runs the schema's creating transaction on the
+   * staged connection, then `publish`es it. Undefined when something is at
+   * the location already, even an empty file: core then creates in place.
+   * Without it, every database is created in place, by SQLite.
+   */
+  stage?(location: string): Promise<StagedDatabase | undefined>;
+}
+
+/**
+ * A new database being built where no one else sees it (in memory). Its
+ * statements and transactions are a connection's; closing it without
+ * `publish` discards it.
+ */
+export interface StagedDatabase extends DriverConnection {
+  /**
+   * Places the database at its location, byte for byte the file creation in
+   * place would leave, and closes the staged connection. False when
+   * something appeared at the location meanwhile (another creator): nothing
+   * there changed.
+   */
+  publish(): Promise<boolean>;
 }
 
 /** The two methods of an async context store that core uses. */

@@ -44,6 +44,7 @@ export type {
   Executor,
   OpenOptions,
   QueryResult,
+  StagedDatabase,
 } from "./driver.js";
 export { driverFailure } from "./driver-failure.js";
 export { fromSqliteFailure, isRunledgerError, primaryCodeOf, RunledgerError } from "./errors.js";
@@ -87,6 +88,15 @@ export {
 export { readOnlyFacts, type SyncFileReads } from "./read-only-facts.js";
 export { databaseFiles, removeDatabaseFiles } from "./remove-files.js";
 export { applySettings } from "./settings.js";
+export {
+  ABANDONED_STAGING_MS,
+  finishStagedImage,
+  isStagingFile,
+  type PublishFileSystem,
+  publishFile,
+  removeAbandonedStaging,
+  sqliteVersionNumber,
+} from "./staged-file.js";
 export {
   type SynchronousSession,
   SynchronousTransactions,

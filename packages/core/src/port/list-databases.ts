@@ -7,13 +7,15 @@
  *
  * Left out: a database's side files (its rollback journal, write-ahead log
  * and shared-memory index — the names `databaseFiles` deletes beside it),
- * and every entry that is not a regular file. The rest are only candidates:
+ * a database being created whole (`stagingPath`), and every entry that is
+ * not a regular file. The rest are only candidates:
  * the caller opens each and learns from its refusal what is no run.
  */
 
 import { fromSqliteFailure } from "./errors.js";
 import { canonicalFilePath, type FileSystemProbe, resolvePosix } from "./files.js";
 import { databaseFiles } from "./remove-files.js";
+import { isStagingFile } from "./staged-file.js";
 
 /** The side files' suffixes: `databaseFiles` names each beside the database, the database last. */
 const SIDE_SUFFIXES = databaseFiles("").filter((suffix) => suffix !== "");
@@ -49,7 +51,7 @@ export async function listDatabaseFiles(
     );
   }
   const names = readdir(path)
-    .filter((entry) => entry.isFile() && !isSideFile(entry.name))
+    .filter((entry) => entry.isFile() && !isSideFile(entry.name) && !isStagingFile(entry.name))
     .map((entry) => entry.name)
     .sort();
   return Promise.all(names.map((name) => canonicalFilePath(`${path}/${name}`, fs)));

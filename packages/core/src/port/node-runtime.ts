@@ -13,13 +13,20 @@ import { type DirectoryEntry, listDatabaseFiles } from "./list-databases.js";
 import type { ReadOnlyFacts } from "./read-only.js";
 import { readOnlyFacts, type SyncFileReads } from "./read-only-facts.js";
 import { removeDatabaseFiles } from "./remove-files.js";
+import { type PublishFileSystem, publishFile, removeAbandonedStaging } from "./staged-file.js";
 
 /** The calls of `node:fs` the set-up makes, named and shaped as `node:fs` has them. */
-export interface NodeFileSystem extends SyncFileReads {
+export interface NodeFileSystem extends SyncFileReads, PublishFileSystem {
+  openSync(path: string, flags: "r" | "wx"): number;
+  existsSync(path: string): boolean;
+  statSync(path: string): {
+    readonly size: number;
+    readonly mtimeMs: number;
+    isDirectory(): boolean;
+  };
   readonly constants: { readonly W_OK: number };
   accessSync(path: string, mode: number): void;
   readonly realpathSync: { native(path: string): string };
-  statSync(path: string): { readonly size: number; isDirectory(): boolean };
   readdirSync(path: string, options: { withFileTypes: true }): readonly DirectoryEntry[];
   rmSync(path: string, options: { force: true }): void;
 }
@@ -52,6 +59,14 @@ export interface NodeRuntime {
   checkFileOpenable(path: string, request: Pick<OpenOptions, "create" | "readOnly">): Promise<void>;
   /** `readOnlyFacts`: the file's header and side files, read without writing anything. */
   readOnlyFacts(path: string): ReadOnlyFacts;
+  /**
+   * Whether anything (a file of any size, a directory, a link) is at `path`;
+   * when there is, a staging file a killed creator left beside it is removed
+   * (`removeAbandonedStaging`).
+   */
+  exists(path: string): boolean;
+  /** For `StagedDatabase.publish`: `publishFile`, the image whole at `path` or nothing. */
+  publish(path: string, image: Uint8Array): boolean;
 }
 
 /**
@@ -84,5 +99,11 @@ export function nodeRuntime(modules: NodeModules): NodeRuntime {
       listDatabaseFiles(directory, (path) => fs.readdirSync(path, { withFileTypes: true }), files),
     checkFileOpenable: (path, request) => checkFileOpenable(path, request, files),
     readOnlyFacts: (path) => readOnlyFacts(path, fs),
+    exists(path) {
+      if (!fs.existsSync(path)) return false;
+      removeAbandonedStaging(path, fs);
+      return true;
+    },
+    publish: (path, image) => publishFile(path, image, fs),
   };
 }

@@ -4,7 +4,7 @@
  * singleton rows, then WAL).
  */
 
-import type { Establish } from "../connection/provider-options.js";
+import type { Establish, Initialize } from "../connection/provider-options.js";
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { toJsonText } from "../port/json.js";
@@ -64,6 +64,15 @@ export function establishRun(context: RunContext): Establish<RunCreate> {
     }
     await configure(found);
   };
+}
+
+/**
+ * The run database's creation for a driver that stages (port/staged-file.ts):
+ * the same statements as `establishRun`'s creation in place, so the same
+ * bytes, on a database no one else sees until it is placed whole.
+ */
+export function initializeRun(context: RunContext): Initialize<RunCreate> {
+  return (tx, create) => createRun(tx, create, context, false);
 }
 
 /** Refuses a malformed create request before any file is touched. */

@@ -29,14 +29,15 @@ import type {
   RunListOptions,
 } from "./catalog/types.js";
 import { readEntry } from "./entry.js";
-import { establishRun, identityMismatch, validateCreate } from "./establish.js";
+import { establishRun, identityMismatch, initializeRun, validateCreate } from "./establish.js";
 import { type ForkPoint, type ForkResult, forkInto } from "./fork.js";
 import { JOURNAL_ROOTS } from "./journal-roots.js";
 import { RunLease } from "./lease.js";
 import type { RunContext, RunCreate } from "./types.js";
 
 /** What `new RunStore(options)` takes: the provider's options, the injected clock and ids, a catalog. */
-export interface RunStoreOptions extends Omit<ConnectionProviderOptions<RunCreate>, "establish"> {
+export interface RunStoreOptions
+  extends Omit<ConnectionProviderOptions<RunCreate>, "establish" | "initialize"> {
   /** Milliseconds since the epoch for timestamps. Default Date.now. */
   readonly clock?: () => number;
   /** Event ids. Default: time-ordered UUIDs (version 7). */
@@ -92,7 +93,7 @@ export class RunStore extends ProviderStore<RunCreate> {
         journal: JOURNAL_ROOTS,
       },
     };
-    super(options, establishRun(context));
+    super(options, establishRun(context), initializeRun(context));
     this.catalog = catalog;
     this.#context = context;
     this.#catalog =

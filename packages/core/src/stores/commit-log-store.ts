@@ -20,7 +20,8 @@ import { ProviderStore } from "../connection/store-base.js";
 import { injectedContext } from "../port/context.js";
 import { checkNames } from "../port/options.js";
 
-export interface CommitLogStoreOptions extends Omit<ConnectionProviderOptions<true>, "establish"> {
+export interface CommitLogStoreOptions
+  extends Omit<ConnectionProviderOptions<true>, "establish" | "initialize"> {
   /** Milliseconds since the epoch for timestamps. Default Date.now. */
   readonly clock?: () => number;
   /** Txn ids and log ids. Default: time-ordered UUIDs (version 7). */
@@ -61,7 +62,10 @@ export class CommitLogStore extends ProviderStore<true> {
   }
 }
 
-export type ReadModelStoreOptions = Omit<ConnectionProviderOptions<true>, "establish">;
+export type ReadModelStoreOptions = Omit<
+  ConnectionProviderOptions<true>,
+  "establish" | "initialize"
+>;
 
 export class ReadModelStore extends ProviderStore<true> {
   constructor(options: ReadModelStoreOptions) {

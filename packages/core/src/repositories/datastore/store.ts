@@ -20,7 +20,7 @@ import { Datastore, type DatastoreOptions } from "./datastore.js";
 import { type DatastoreCreate, establishDatastore } from "./establish.js";
 
 export interface DatastoreStoreOptions
-  extends Omit<ConnectionProviderOptions<DatastoreCreate>, "establish"> {
+  extends Omit<ConnectionProviderOptions<DatastoreCreate>, "establish" | "initialize"> {
   readonly clock?: () => number;
   readonly newId?: () => string;
 }

@@ -29,7 +29,7 @@ export class CatalogLink {
 
   constructor(
     location: string,
-    options: Omit<ConnectionProviderOptions<true>, "establish">,
+    options: Omit<ConnectionProviderOptions<true>, "establish" | "initialize">,
     context: InjectedContext,
   ) {
     this.#location = location;
