@@ -9,7 +9,7 @@
  * something is at the location already, even an empty file, the driver
  * declines and the run is created in place.
  */
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { RunStore } from "@runledger/core";
@@ -87,16 +87,29 @@ export function describeStagedCreation(fx: Fixtures): void {
     .needs("files", "stagedCreation")
     .because("the driver creates every database in place (it has no Driver.stage)");
   staged.describe("staged creation", () => {
-    staged.it("a run created whole is byte for byte the same run created in place", async () => {
-      const directory = await fx.scratchDirectory();
-      const counting = countingStages(fx.driver());
-      const whole = await makeRun(fx, counting.driver, join(directory, "whole.sqlite"));
-      expect(counting.answers, "the run was staged, not created in place").toEqual(["staged"]);
-      const placed = await makeRun(fx, inPlace(fx.driver()), join(directory, "placed.sqlite"));
-      expect(whole.byteLength).toBe(placed.byteLength);
-      expect(whole.equals(placed), "the two files' bytes").toBe(true);
-      expect(await stagingFiles(directory)).toEqual([]);
-    });
+    staged.it(
+      "a run created whole is byte for byte the same run created in place, with the same permissions",
+      async () => {
+        const directory = await fx.scratchDirectory();
+        const counting = countingStages(fx.driver());
+        // A umask under which a file made with node's default mode (0666) would differ from SQLite's (0644).
+        const umask = process.umask(0o002);
+        let whole: Buffer;
+        let placed: Buffer;
+        try {
+          whole = await makeRun(fx, counting.driver, join(directory, "whole.sqlite"));
+          placed = await makeRun(fx, inPlace(fx.driver()), join(directory, "placed.sqlite"));
+        } finally {
+          process.umask(umask);
+        }
+        expect(counting.answers, "the run was staged, not created in place").toEqual(["staged"]);
+        expect(whole.byteLength).toBe(placed.byteLength);
+        expect(whole.equals(placed), "the two files' bytes").toBe(true);
+        const mode = (name: string) => statSync(join(directory, name)).mode;
+        expect(mode("whole.sqlite"), "the two files' permissions").toBe(mode("placed.sqlite"));
+        expect(await stagingFiles(directory)).toEqual([]);
+      },
+    );
 
     staged.it(
       "an empty file at the location is not staged over: the run is created in place in it",

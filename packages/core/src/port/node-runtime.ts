@@ -17,7 +17,7 @@ import { type PublishFileSystem, publishFile, removeAbandonedStaging } from "./s
 
 /** The calls of `node:fs` the set-up makes, named and shaped as `node:fs` has them. */
 export interface NodeFileSystem extends SyncFileReads, PublishFileSystem {
-  openSync(path: string, flags: "r" | "wx"): number;
+  openSync(path: string, flags: "r" | "wx", mode?: number): number;
   existsSync(path: string): boolean;
   statSync(path: string): {
     readonly size: number;

@@ -102,7 +102,7 @@ export function isStagingFile(name: string): boolean {
 
 /** The calls of `node:fs` publishing makes, named and shaped as `node:fs` has them. */
 export interface PublishFileSystem {
-  openSync(path: string, flags: "wx"): number;
+  openSync(path: string, flags: "wx", mode: number): number;
   writeSync(fd: number, buffer: Uint8Array): number;
   fsyncSync(fd: number): void;
   closeSync(fd: number): void;
@@ -161,6 +161,13 @@ export function removeAbandonedStaging(
   abandoned(stagingPath(path), fs, now);
 }
 
+/**
+ * The mode a new file is created with, as SQLite creates a database
+ * (SQLITE_DEFAULT_FILE_PERMISSIONS, 0644), the process's umask applied: a
+ * run created whole has the permissions of one created in place.
+ */
+const FILE_MODE = 0o644;
+
 /** Node's error codes a creation can meet, as the port's codes. */
 const FILE_FAILURES: Readonly<Record<string, RunledgerErrorCode>> = {
   ENOSPC: "disk_full",
@@ -176,7 +183,7 @@ const codeOf = (error: unknown) => (error as { code?: unknown } | null)?.code;
 function openStaging(staging: string, fs: PublishFileSystem, now: number): number | undefined {
   for (let attempt = 0; ; attempt++) {
     try {
-      return fs.openSync(staging, "wx");
+      return fs.openSync(staging, "wx", FILE_MODE);
     } catch (error) {
       if (codeOf(error) !== "EEXIST") throw error;
       if (attempt > 0 || !abandoned(staging, fs, now)) return undefined;
