@@ -25,18 +25,8 @@ import {
   tombstone,
   typedChange,
 } from "../src/commit-log.js";
-import { RunledgerError } from "../src/index.js";
 import { sha256Hex } from "../src/port/index.js";
-
-function refusal(action: () => unknown): RunledgerError {
-  try {
-    action();
-  } catch (error) {
-    expect(error).toBeInstanceOf(RunledgerError);
-    return error as RunledgerError;
-  }
-  return expect.fail("expected invalid_change");
-}
+import { refusal } from "./fixtures.js";
 
 /** Components as adversarial as possible: dashes, escapes, separators, any Unicode. */
 const component = fc.oneof(

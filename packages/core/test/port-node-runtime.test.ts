@@ -1,26 +1,16 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import crypto from "node:crypto";
 import fs from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { toHex } from "../src/port/bytes.js";
 import { portableHash } from "../src/port/hash.js";
 import { nodeRuntime } from "../src/port/node-runtime.js";
 import { isWalHeader } from "../src/port/read-only.js";
 import { databaseFiles } from "../src/port/remove-files.js";
+import { temporaryDirectory } from "./fixtures.js";
 
-const made: string[] = [];
-afterAll(() => {
-  for (const directory of made) fs.rmSync(directory, { recursive: true, force: true });
-});
-
-/** A fresh directory, by its real path (the temporary directory may be behind a symlink). */
-function directory(): string {
-  const path = fs.realpathSync.native(fs.mkdtempSync(join(tmpdir(), "runledger-node-runtime-")));
-  made.push(path);
-  return path;
-}
+const directory = () => temporaryDirectory("runledger-node-runtime-");
 
 const runtime = (cwd = "/") => nodeRuntime({ fs, crypto, AsyncLocalStorage, cwd: () => cwd });
 

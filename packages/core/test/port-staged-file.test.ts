@@ -1,8 +1,6 @@
 import fs from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { RunledgerError } from "../src/port/errors.js";
+import { describe, expect, it } from "vitest";
 import {
   ABANDONED_STAGING_MS,
   finishStagedImage,
@@ -13,17 +11,9 @@ import {
   sqliteVersionNumber,
   stagingPath,
 } from "../src/port/staged-file.js";
+import { refusal, temporaryDirectory } from "./fixtures.js";
 
-const made: string[] = [];
-afterAll(() => {
-  for (const directory of made) fs.rmSync(directory, { recursive: true, force: true });
-});
-
-function directory(): string {
-  const path = fs.realpathSync.native(fs.mkdtempSync(join(tmpdir(), "runledger-staged-")));
-  made.push(path);
-  return path;
-}
+const directory = () => temporaryDirectory("runledger-staged-");
 
 /** A new in-memory database's first page as `serialize` gives it: magic, rollback format, counters 0. */
 function memoryImage(): Uint8Array {
@@ -53,7 +43,7 @@ describe("finishing a staged image", () => {
     const written = memoryImage();
     new DataView(written.buffer).setUint32(24, 7);
     for (const image of [notSqlite, written, memoryImage().subarray(0, 50)]) {
-      expect(failureOf(() => finishStagedImage(image, 3_050_004)).code).toBe("internal_error");
+      expect(refusal(() => finishStagedImage(image, 3_050_004)).code).toBe("internal_error");
     }
   });
 
@@ -80,16 +70,6 @@ function leftStaging(path: string, ageMs: number): string {
   const when = new Date(Date.now() - ageMs);
   fs.utimesSync(staging, when, when);
   return staging;
-}
-
-function failureOf(call: () => unknown): RunledgerError {
-  try {
-    call();
-  } catch (error) {
-    expect(error).toBeInstanceOf(RunledgerError);
-    return error as RunledgerError;
-  }
-  throw new Error("expected a failure");
 }
 
 describe("publishing a file", () => {
@@ -176,7 +156,7 @@ describe("publishing a file", () => {
         throw full;
       },
     };
-    const error = failureOf(() => publishFile(path, new Uint8Array(10), failing));
+    const error = refusal(() => publishFile(path, new Uint8Array(10), failing));
     expect(error.code).toBe("disk_full");
     expect(error.cause).toBe(full);
     expect(error.message).toMatch(/nothing was written at that location/);
