@@ -11,6 +11,7 @@ import {
   RunledgerError,
   readOnlyUri,
   type StagedDatabase,
+  type StageOptions,
 } from "@runledger/core/port";
 import Database from "better-sqlite3";
 import { NodeConnection } from "./connection.js";
@@ -44,7 +45,7 @@ export function nodeDriver(options: NodeDriverOptions = {}): Driver {
     listDatabases: node.listDatabases,
     // A new run is built in memory and written whole: one write and one sync
     // instead of SQLite's syncs in place (see StagedNodeDatabase).
-    async stage(location: string): Promise<StagedDatabase | undefined> {
+    async stage(location: string, stage: StageOptions): Promise<StagedDatabase | undefined> {
       await node.checkFileOpenable(location, { create: true, readOnly: false });
       if (node.exists(location)) return undefined;
       const db = new Database(":memory:");
@@ -55,7 +56,10 @@ export function nodeDriver(options: NodeDriverOptions = {}): Driver {
         db.close();
         throw translate(error, `cannot stage ${location}`);
       }
-      return new StagedNodeDatabase(db, cacheSize, (image) => node.publish(location, image));
+      const syncDirectory = stage.synchronous === "full";
+      return new StagedNodeDatabase(db, cacheSize, (image) =>
+        node.publish(location, image, { syncDirectory }),
+      );
     },
     async open(location: string, open: OpenOptions): Promise<DriverConnection> {
       await node.checkFileOpenable(location, open);

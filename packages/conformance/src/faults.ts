@@ -8,6 +8,7 @@ import type {
   QueryResult,
   SqlValue,
   StagedDatabase,
+  StageOptions,
 } from "@runledger/core/port";
 
 /**
@@ -61,8 +62,8 @@ export class FaultInjector {
       ...(stage === undefined
         ? {}
         : {
-            stage: async (location: string) => {
-              const staged = await stage(location);
+            stage: async (location: string, options: StageOptions) => {
+              const staged = await stage(location, options);
               return staged === undefined ? undefined : new FaultyStagedDatabase(staged, this);
             },
           }),

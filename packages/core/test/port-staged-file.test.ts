@@ -142,6 +142,34 @@ describe("publishing a file", () => {
     };
     expect(publishFile(join(dir, "run.db"), new Uint8Array(10), traced)).toBe(true);
     expect(calls).toEqual(["open", "write", "fsync", "close", "link", "rm"]);
+    // durability "full": the directory is synced too, once the name is there.
+    calls.length = 0;
+    const path = join(dir, "full.db");
+    expect(publishFile(path, new Uint8Array(10), traced, { syncDirectory: true })).toBe(true);
+    expect(calls).toEqual([
+      "open",
+      "write",
+      "fsync",
+      "close",
+      "link",
+      "rm",
+      "open",
+      "fsync",
+      "close",
+    ]);
+  });
+
+  it("answers false, leaving nothing, on a file system that makes no hard links (the open then creates in place)", () => {
+    const dir = directory();
+    const path = join(dir, "run.db");
+    const noLinks: PublishFileSystem = {
+      ...fs,
+      linkSync: () => {
+        throw Object.assign(new Error("EPERM: operation not permitted, link"), { code: "EPERM" });
+      },
+    };
+    expect(publishFile(path, new Uint8Array(10), noLinks)).toBe(false);
+    expect(fs.readdirSync(dir)).toEqual([]);
   });
 
   it("turns a full disk into disk_full, with node's error as cause, and leaves nothing", () => {

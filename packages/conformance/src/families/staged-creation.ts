@@ -13,7 +13,7 @@ import { existsSync, statSync } from "node:fs";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { RunStore } from "@runledger/core";
-import { type Driver, isStagingFile } from "@runledger/core/port";
+import { type Driver, isStagingFile, type StageOptions } from "@runledger/core/port";
 import { expect } from "vitest";
 import { FaultInjector } from "../faults.js";
 import { type Fixtures, failureOf } from "../fixtures.js";
@@ -36,8 +36,8 @@ function countingStages(driver: Driver): { driver: Driver; answers: string[] } {
       ...(stage === undefined
         ? {}
         : {
-            stage: async (location: string) => {
-              const staged = await stage(location);
+            stage: async (location: string, options: StageOptions) => {
+              const staged = await stage(location, options);
               answers.push(staged === undefined ? "declined" : "staged");
               return staged;
             },
@@ -108,6 +108,30 @@ export function describeStagedCreation(fx: Fixtures): void {
         const mode = (name: string) => statSync(join(directory, name)).mode;
         expect(mode("whole.sqlite"), "the two files' permissions").toBe(mode("placed.sqlite"));
         expect(await stagingFiles(directory)).toEqual([]);
+      },
+    );
+
+    staged.it(
+      "a store of durability full creates whole too, and the run it makes is the same",
+      async () => {
+        const directory = await fx.scratchDirectory();
+        const counting = countingStages(fx.driver());
+        const full = runStore(fx, { driver: counting.driver, durability: "full" });
+        try {
+          await (await full.open(join(directory, "full.sqlite"), { create: CREATE })).release();
+          expect(counting.answers).toEqual(["staged"]);
+          expect(await openAndCount(full, join(directory, "full.sqlite"))).toBe(0);
+        } finally {
+          await full.close();
+        }
+        const placed = runStore(fx, { driver: inPlace(fx.driver()) });
+        try {
+          await (await placed.open(join(directory, "placed.sqlite"), { create: CREATE })).release();
+        } finally {
+          await placed.close();
+        }
+        const bytes = async (name: string) => (await readFile(join(directory, name))).byteLength;
+        expect(await bytes("full.sqlite")).toBe(await bytes("placed.sqlite"));
       },
     );
 

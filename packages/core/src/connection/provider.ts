@@ -276,7 +276,9 @@ export class ConnectionProvider<Create = unknown> {
   async #createWhole(canonical: string, create: Create): Promise<void> {
     const initialize = this.#initialize;
     if (initialize === undefined || this.#driver.stage === undefined) return;
-    const staged = await this.#driver.stage(canonical);
+    const staged = await this.#driver.stage(canonical, {
+      synchronous: this.#settings.synchronous ?? "normal",
+    });
     if (staged === undefined) return;
     try {
       await runWriteTransaction(

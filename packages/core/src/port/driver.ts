@@ -59,7 +59,17 @@ export interface Driver {
    * the location already, even an empty file: core then creates in place.
    * Without it, every database is created in place, by SQLite.
    */
-  stage?(location: string): Promise<StagedDatabase | undefined>;
+  stage?(location: string, options: StageOptions): Promise<StagedDatabase | undefined>;
+}
+
+/** What a staged database is placed with. */
+export interface StageOptions {
+  /**
+   * The store's durability: with "full", `publish` also syncs the directory,
+   * so the new file's name is as durable as a commit; with "normal", the
+   * run's first commit does that (as a creation in place leaves it).
+   */
+  readonly synchronous: "normal" | "full";
 }
 
 /**

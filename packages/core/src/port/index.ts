@@ -45,6 +45,7 @@ export type {
   OpenOptions,
   QueryResult,
   StagedDatabase,
+  StageOptions,
 } from "./driver.js";
 export { driverFailure } from "./driver-failure.js";
 export { fromSqliteFailure, isRunledgerError, primaryCodeOf, RunledgerError } from "./errors.js";
@@ -93,6 +94,7 @@ export {
   finishStagedImage,
   isStagingFile,
   type PublishFileSystem,
+  type PublishOptions,
   publishFile,
   removeAbandonedStaging,
   sqliteVersionNumber,

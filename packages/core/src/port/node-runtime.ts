@@ -13,7 +13,12 @@ import { type DirectoryEntry, listDatabaseFiles } from "./list-databases.js";
 import type { ReadOnlyFacts } from "./read-only.js";
 import { readOnlyFacts, type SyncFileReads } from "./read-only-facts.js";
 import { removeDatabaseFiles } from "./remove-files.js";
-import { type PublishFileSystem, publishFile, removeAbandonedStaging } from "./staged-file.js";
+import {
+  type PublishFileSystem,
+  type PublishOptions,
+  publishFile,
+  removeAbandonedStaging,
+} from "./staged-file.js";
 
 /** The calls of `node:fs` the set-up makes, named and shaped as `node:fs` has them. */
 export interface NodeFileSystem extends SyncFileReads, PublishFileSystem {
@@ -66,7 +71,7 @@ export interface NodeRuntime {
    */
   exists(path: string): boolean;
   /** For `StagedDatabase.publish`: `publishFile`, the image whole at `path` or nothing. */
-  publish(path: string, image: Uint8Array): boolean;
+  publish(path: string, image: Uint8Array, options?: PublishOptions): boolean;
 }
 
 /**
@@ -104,6 +109,6 @@ export function nodeRuntime(modules: NodeModules): NodeRuntime {
       removeAbandonedStaging(path, fs);
       return true;
     },
-    publish: (path, image) => publishFile(path, image, fs),
+    publish: (path, image, options) => publishFile(path, image, fs, options),
   };
 }

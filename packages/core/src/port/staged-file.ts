@@ -102,13 +102,26 @@ export function isStagingFile(name: string): boolean {
 
 /** The calls of `node:fs` publishing makes, named and shaped as `node:fs` has them. */
 export interface PublishFileSystem {
-  openSync(path: string, flags: "wx", mode: number): number;
+  openSync(path: string, flags: "wx" | "r", mode?: number): number;
   writeSync(fd: number, buffer: Uint8Array): number;
   fsyncSync(fd: number): void;
   closeSync(fd: number): void;
   linkSync(existing: string, path: string): void;
   rmSync(path: string, options: { force: true }): void;
   statSync(path: string): { readonly mtimeMs: number };
+}
+
+export interface PublishOptions {
+  /**
+   * Sync the directory too once the file is linked, so the new name survives
+   * a power loss as the bytes do: for `durability: "full"`, where a commit
+   * is durable once it returns. Without it (`"normal"`), a power loss right
+   * after may lose the new file whole — never leave half of one — until the
+   * run's first commit syncs its log, and the directory with it.
+   */
+  readonly syncDirectory?: boolean;
+  /** The time staging files' ages are taken from; default `Date.now()`. */
+  readonly now?: number;
 }
 
 /**
@@ -125,18 +138,21 @@ export function publishFile(
   path: string,
   image: Uint8Array,
   fs: PublishFileSystem,
-  now: number = Date.now(),
+  options: PublishOptions = {},
 ): boolean {
   const staging = stagingPath(path);
   try {
-    const fd = openStaging(staging, fs, now);
+    const fd = openStaging(staging, fs, options.now ?? Date.now());
     if (fd === undefined) return false;
+    let linked: boolean;
     try {
       writeAndSync(fd, image, fs);
-      return linkOnce(staging, path, fs);
+      linked = linkOnce(staging, path, fs);
     } finally {
       fs.rmSync(staging, { force: true });
     }
+    if (linked && options.syncDirectory === true) syncDirectoryOf(path, fs);
+    return linked;
   } catch (error) {
     const errno = String((error as { code?: unknown }).code);
     throw new RunledgerError(
@@ -221,18 +237,42 @@ function writeAndSync(fd: number, image: Uint8Array, fs: PublishFileSystem): voi
 }
 
 /**
- * Links the staging file to `path`: false when something is there (another
- * creator won), or when the staging file is gone (removed as abandoned by a
- * creator that saw it older than the limit: then the location is looked at
- * again by the open that follows).
+ * Why a link can fail and the creation still go on, in place: something is
+ * at the location (another creator won), the staging file is gone (removed
+ * as abandoned by a creator that saw it older than the limit), or the file
+ * system makes no hard links (FAT, some network file systems).
+ */
+const NOT_LINKED: ReadonlySet<unknown> = new Set([
+  "EEXIST",
+  "ENOENT",
+  "EPERM",
+  "ENOTSUP",
+  "EOPNOTSUPP",
+  "EMLINK",
+  "EXDEV",
+]);
+
+/**
+ * Links the staging file to `path`: false when it could not be linked for
+ * a reason the open that follows deals with (`NOT_LINKED`: it opens what is
+ * there, or creates in place).
  */
 function linkOnce(staging: string, path: string, fs: PublishFileSystem): boolean {
   try {
     fs.linkSync(staging, path);
     return true;
   } catch (error) {
-    const code = codeOf(error);
-    if (code === "EEXIST" || code === "ENOENT") return false;
+    if (NOT_LINKED.has(codeOf(error))) return false;
     throw error;
+  }
+}
+
+/** Syncs the directory `path` is in: its new name then survives a power loss. */
+function syncDirectoryOf(path: string, fs: PublishFileSystem): void {
+  const fd = fs.openSync(path.slice(0, path.lastIndexOf("/")) || "/", "r");
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
   }
 }
