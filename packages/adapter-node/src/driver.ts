@@ -46,8 +46,9 @@ export function nodeDriver(options: NodeDriverOptions = {}): Driver {
     // A new run is built in memory and written whole: one write and one sync
     // instead of SQLite's syncs in place (see StagedNodeDatabase).
     async stage(location: string, stage: StageOptions): Promise<StagedDatabase | undefined> {
-      await node.checkFileOpenable(location, { create: true, readOnly: false });
+      // An existing run (a create that only opens) costs one stat here; the open checks the rest.
       if (node.exists(location)) return undefined;
+      await node.checkFileOpenable(location, { create: true, readOnly: false });
       const db = new Database(":memory:");
       try {
         db.defaultSafeIntegers(true);
