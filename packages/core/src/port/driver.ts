@@ -53,9 +53,10 @@ export interface Driver {
   listDatabases?(directory: string): Promise<string[]>;
   /**
    * Builds a new database away from its location, to place it there whole
-   * (docs/writing-an-adapter.md, "Creating a database whole"). Core calls it before opening a location it
-   * was asked to create, runs the schema's creating transaction on the
-   * staged connection, then `publish`es it. Undefined when something is at
+   * (docs/writing-an-adapter.md, "The port, step by step", `stage`). Core
+   * calls it before opening a location it was asked to create, runs the
+   * schema's creating transaction on the staged connection, then
+   * `publish`es it. Undefined when something is at
    * the location already, even an empty file: core then creates in place.
    * Without it, every database is created in place, by SQLite.
    */
