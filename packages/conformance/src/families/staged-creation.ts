@@ -12,12 +12,11 @@
 import { existsSync, statSync } from "node:fs";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { RunStore } from "@runledger/core";
 import { type Driver, isStagingFile, type StageOptions } from "@runledger/core/port";
 import { expect } from "vitest";
 import { FaultInjector } from "../faults.js";
 import { type Fixtures, failureOf } from "../fixtures.js";
-import { CREATE, carriesInjected, firstRow, runStore } from "./run-fixtures.js";
+import { CREATE, carriesInjected, createdRun, firstRow, runStore } from "./run-fixtures.js";
 
 /** The subject's driver without `stage`: every creation in place. */
 function inPlace(driver: Driver): Driver {
@@ -50,17 +49,13 @@ function countingStages(driver: Driver): { driver: Driver; answers: string[] } {
 async function makeRun(fx: Fixtures, driver: Driver, location: string): Promise<Buffer> {
   let ids = 0;
   const store = runStore(fx, { driver, clock: () => 1_700_000_000_000, newId: () => `e-${++ids}` });
-  try {
-    const lease = await store.open(location, { create: CREATE });
-    await lease.transact(async (tx) => {
-      await tx.journal.append({ step: "fetch" });
-      await tx.journal.append({ step: "build" }, { key: "build-1" });
-      await tx.workspace.apply({ put: { "notes/plan.md": "# Plan\n" } });
-    });
-    await lease.release();
-  } finally {
-    await store.close();
-  }
+  const lease = await store.open(location, { create: CREATE });
+  await lease.transact(async (tx) => {
+    await tx.journal.append({ step: "fetch" });
+    await tx.journal.append({ step: "build" }, { key: "build-1" });
+    await tx.workspace.apply({ put: { "notes/plan.md": "# Plan\n" } });
+  });
+  await lease.release();
   const checkpoint = await firstRow(fx, location, "PRAGMA wal_checkpoint(TRUNCATE)");
   expect(Number(Object.values(checkpoint)[0]), "checkpoint busy").toBe(0);
   return readFile(location);
@@ -71,8 +66,9 @@ async function stagingFiles(directory: string): Promise<string[]> {
   return (await readdir(directory)).filter(isStagingFile);
 }
 
-async function openAndCount(store: RunStore, location: string): Promise<number> {
-  const lease = await store.open(location);
+/** Opens the run at `location` (without create), verifies it and answers its event count. */
+async function verifiedEvents(fx: Fixtures, location: string): Promise<number> {
+  const lease = await runStore(fx).open(location);
   try {
     const report = await lease.verify();
     expect(report.problems).toEqual([]);
@@ -116,20 +112,11 @@ export function describeStagedCreation(fx: Fixtures): void {
       async () => {
         const directory = await fx.scratchDirectory();
         const counting = countingStages(fx.driver());
-        const full = runStore(fx, { driver: counting.driver, durability: "full" });
-        try {
-          await (await full.open(join(directory, "full.sqlite"), { create: CREATE })).release();
-          expect(counting.answers).toEqual(["staged"]);
-          expect(await openAndCount(full, join(directory, "full.sqlite"))).toBe(0);
-        } finally {
-          await full.close();
-        }
-        const placed = runStore(fx, { driver: inPlace(fx.driver()) });
-        try {
-          await (await placed.open(join(directory, "placed.sqlite"), { create: CREATE })).release();
-        } finally {
-          await placed.close();
-        }
+        const full = join(directory, "full.sqlite");
+        await createdRun(fx, { driver: counting.driver, durability: "full" }, full);
+        expect(counting.answers).toEqual(["staged"]);
+        expect(await verifiedEvents(fx, full)).toBe(0);
+        await createdRun(fx, { driver: inPlace(fx.driver()) }, join(directory, "placed.sqlite"));
         const bytes = async (name: string) => (await readFile(join(directory, name))).byteLength;
         expect(await bytes("full.sqlite")).toBe(await bytes("placed.sqlite"));
       },
@@ -142,14 +129,9 @@ export function describeStagedCreation(fx: Fixtures): void {
         const location = join(directory, "empty.sqlite");
         await writeFile(location, "");
         const counting = countingStages(fx.driver());
-        const store = runStore(fx, { driver: counting.driver });
-        try {
-          await (await store.open(location, { create: CREATE })).release();
-          expect(counting.answers).toEqual(["declined"]);
-          expect(await openAndCount(store, location)).toBe(0);
-        } finally {
-          await store.close();
-        }
+        await createdRun(fx, { driver: counting.driver }, location);
+        expect(counting.answers).toEqual(["declined"]);
+        expect(await verifiedEvents(fx, location)).toBe(0);
       },
     );
 
@@ -189,13 +171,8 @@ export function describeStagedCreation(fx: Fixtures): void {
             expect(existsSync(location), `the location after a fault at ${step}`).toBe(false);
           }
           expect(await stagingFiles(directory), `beside it after a fault at ${step}`).toEqual([]);
-          const next = runStore(fx);
-          try {
-            await (await next.open(location, { create: CREATE })).release();
-            expect(await openAndCount(next, location)).toBe(0);
-          } finally {
-            await next.close();
-          }
+          await createdRun(fx, {}, location);
+          expect(await verifiedEvents(fx, location)).toBe(0);
         }
       },
     );
@@ -207,17 +184,12 @@ export function describeStagedCreation(fx: Fixtures): void {
         const location = join(directory, "raced.sqlite");
         for (let round = 0; round < 20; round++) {
           const target = `${location}.${round}`;
-          const stores = [runStore(fx), runStore(fx)];
-          try {
-            const leases = await Promise.all(
-              stores.map((store) => store.open(target, { create: CREATE })),
-            );
-            for (const lease of leases) {
-              expect((await lease.read((r) => r.run.get())).runId).toBe(CREATE.runId);
-              await lease.release();
-            }
-          } finally {
-            await Promise.all(stores.map((store) => store.close()));
+          const leases = await Promise.all(
+            [runStore(fx), runStore(fx)].map((store) => store.open(target, { create: CREATE })),
+          );
+          for (const lease of leases) {
+            expect((await lease.read((r) => r.run.get())).runId).toBe(CREATE.runId);
+            await lease.release();
           }
         }
         expect(await stagingFiles(directory)).toEqual([]);
@@ -228,7 +200,7 @@ export function describeStagedCreation(fx: Fixtures): void {
       const driver = fx.driver();
       expect(driver.listDatabases, "a staging driver lists its directory").toBeDefined();
       const directory = await fx.scratchDirectory();
-      await (await runStore(fx).open(join(directory, "a.sqlite"), { create: CREATE })).release();
+      await createdRun(fx, {}, join(directory, "a.sqlite"));
       await writeFile(join(directory, ".b.sqlite.creating"), "half a database");
       const listed = await driver.listDatabases!(directory);
       expect(listed).toEqual([join(directory, "a.sqlite")]);
