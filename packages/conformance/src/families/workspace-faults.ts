@@ -4,7 +4,9 @@
  * turn, from BEGIN to COMMIT — leaves the previous root current, the journal
  * as it was and no orphan row in any table, and the same lease goes on to
  * apply the same change successfully. Inside a caller's transaction the
- * failed apply is undone alone and the caller's own writes commit.
+ * failed apply is undone alone and the caller's own writes commit. An apply
+ * whose only write is its event (a step: small files in a small root) runs
+ * with no savepoint, and holds to the same rules.
  */
 import type { RunLease } from "@runledger/core";
 import { CHUNK_SIZE } from "@runledger/core/engine";
@@ -101,10 +103,41 @@ async function faultyRun(fx: Fixtures): Promise<{ faults: FaultInjector; lease: 
 
 const current = (lease: RunLease) => lease.read((r) => r.workspace.currentRoot());
 
+/** A workflow's step: one small file, in a root small enough for its event to hold. */
+const step = (n: number) => ({ put: { "state/output.json": `{"step":${n}}` } });
+
+/**
+ * Between the caller's two events, `work` on the same transaction, with the
+ * `nth` statement it sends failed when given: its code, what reached the
+ * driver, and whether the fault fired.
+ */
+async function betweenCallerEvents(
+  lease: RunLease,
+  faults: FaultInjector,
+  work: (tx: Parameters<Parameters<RunLease["transact"]>[0]>[0]) => Promise<unknown>,
+  nth?: number,
+): Promise<{ code: string; statements: string[]; fired: number }> {
+  let code = "";
+  let statements: string[] = [];
+  let fired = 0;
+  await lease.transact(async (tx) => {
+    await tx.journal.append({ kind: "caller" });
+    const mark = faults.statements.length;
+    if (nth !== undefined) faults.arm({ nth });
+    code = await codeOf(work(tx));
+    fired = faults.fired;
+    faults.disarm();
+    statements = faults.statements.slice(mark);
+    await tx.journal.append({ kind: "caller-after" });
+  });
+  return { code, statements, fired };
+}
+
 /** Guards the loops: an apply of this size issues far fewer statements. */
 const MAX_STATEMENTS = 1_000;
 
 export function describeWorkspaceFaults(fx: Fixtures): void {
+  describeOneWriteApply(fx);
   // Core's journal append tells a stale guess by SQLITE_CONSTRAINT_TRIGGER.
   const codes = fx.needs("extendedErrorCodes");
   describe("workspace: a fault at every statement of apply", () => {
@@ -223,6 +256,95 @@ export function describeWorkspaceFaults(fx: Fixtures): void {
         inside = nested.faults.statements.slice(start).map(normalize);
       });
       expect(alone.slice(1, -1)).toStrictEqual(inside);
+    });
+  });
+}
+
+function describeOneWriteApply(fx: Fixtures): void {
+  const codes = fx.needs("extendedErrorCodes");
+  describe("workspace: an apply whose only write is its event (a step)", () => {
+    async function steppedRun() {
+      const faults = new FaultInjector(fx.driver());
+      const { lease } = await newRun(fx, { driver: faults.driver });
+      await apply(lease, step(0));
+      return { faults, lease };
+    }
+
+    it("is sent as its event alone, with no SAVEPOINT or RELEASE", async () => {
+      const { faults, lease } = await steppedRun();
+      const mark = faults.statements.length;
+      await apply(lease, step(1));
+      const sent = faults.statements.slice(mark);
+      expect(sent[0]).toMatch(/^BEGIN/);
+      expect(sent.at(-1)).toBe("COMMIT");
+      const writes = sent.slice(1, -1).filter((sql) => !/^\s*SELECT/i.test(sql));
+      expect(writes).toHaveLength(1);
+      expect(writes[0]).toMatch(/INSERT INTO journal/);
+      expect(await current(lease)).toBe(
+        referenceRootId(new Map([["state/output.json", utf8('{"step":1}')]])),
+      );
+      expect((await lease.verify()).problems).toStrictEqual([]);
+    });
+
+    it("failing at any statement inside the caller's transaction is undone alone, and the caller's events commit", async () => {
+      const { faults, lease } = await steppedRun();
+      const previousRoot = await current(lease);
+      for (let k = 1; k <= MAX_STATEMENTS; k++) {
+        const before = await lease.read((r) => r.journal.list());
+        const baseline = await dumpTables(lease);
+        const { code, fired, statements } = await betweenCallerEvents(
+          lease,
+          faults,
+          (tx) => tx.workspace.apply(step(1)),
+          k,
+        );
+        const events = (await lease.read((r) => r.journal.list())).slice(before.length);
+        if (fired === 0) {
+          // Past its last statement: the apply lands between the caller's events.
+          expect(code).toBe("ok");
+          expect(k - 1, "statements failed in turn").toBe(statements.length);
+          expect(events.map((e) => e.record.kind)).toStrictEqual([
+            "caller",
+            "workspace.apply",
+            "caller-after",
+          ]);
+          break;
+        }
+        expect(code, `fault at statement ${k}`).toBe("io_error");
+        expect(events.map((e) => [e.record.kind, e.rootId])).toStrictEqual([
+          ["caller", previousRoot],
+          ["caller-after", previousRoot],
+        ]);
+        const after = await dumpTables(lease);
+        for (const table of Object.keys(baseline).filter((t) => t !== "journal")) {
+          expect(after[table], `fault at statement ${k}: ${table}`).toStrictEqual(baseline[table]);
+        }
+      }
+      expect((await lease.verify()).problems).toStrictEqual([]);
+    });
+
+    // biome-ignore format: gated registration; the body keeps its formatting for the merge
+    codes.it("refused by SQLite itself (its key names an event already) inside the caller's transaction leaves no row of it", async () => {
+      const { faults, lease } = await steppedRun();
+      await lease.transact((tx) => tx.workspace.apply(step(1), { key: "step-1" }));
+      const previousRoot = await current(lease);
+      const baseline = await dumpTables(lease);
+      const before = await lease.read((r) => r.journal.list());
+      const { code, statements } = await betweenCallerEvents(lease, faults, (tx) =>
+        tx.workspace.apply(step(2), { key: "step-1" }),
+      );
+      expect(code).toBe("idempotency_conflict");
+      expect(statements.some((sql) => /^SAVEPOINT /.test(sql))).toBe(false);
+      const events = (await lease.read((r) => r.journal.list())).slice(before.length);
+      expect(events.map((e) => [e.record.kind, e.rootId])).toStrictEqual([
+        ["caller", previousRoot],
+        ["caller-after", previousRoot],
+      ]);
+      const after = await dumpTables(lease);
+      for (const table of Object.keys(baseline).filter((t) => t !== "journal")) {
+        expect(after[table], table).toStrictEqual(baseline[table]);
+      }
+      expect((await lease.verify()).problems).toStrictEqual([]);
     });
   });
 }

@@ -81,6 +81,16 @@ abstract class Scope implements Executor {
   #tracksStatements: boolean;
   /** Operations started here and not yet both finished and awaited; made on the first. */
   #outstanding: Outstanding | undefined;
+  /**
+   * A savepoint opened on demand whose SAVEPOINT has not been sent yet: its
+   * name (see `WriteScope.savepointOnDemand`). Undefined on every other scope.
+   * @internal
+   */
+  protected unopened: string | undefined;
+  /** A statement changed rows here before the savepoint on demand was opened. @internal */
+  protected wroteUnguarded = false;
+  /** This scope's own savepoint was sent and answered: RELEASE or ROLLBACK TO it ends it. @internal */
+  protected savepointOpen = false;
   // biome-ignore lint/suspicious/noExplicitAny: callers pick their own Kysely schema type
   #kysely: Kysely<any> | undefined;
 
@@ -106,6 +116,8 @@ abstract class Scope implements Executor {
    * the driver (one round trip on a server): what creating a schema sends.
    */
   executeScript(sql: string): Promise<void> {
+    // What a script changes is not told: on a savepoint not yet opened, it counts as a write.
+    if (this.unopened !== undefined) this.wroteUnguarded = true;
     const pending = this.#run(() => this.executor.executeScript(sql));
     return this.#tracksStatements ? this.track(pending) : pending;
   }
@@ -140,11 +152,19 @@ abstract class Scope implements Executor {
     params: readonly SqlValue[],
     options: { readonly later?: boolean } | undefined,
   ): Promise<QueryResult> {
-    return this.#run(() =>
+    const pending = this.#run(() =>
       options === undefined
         ? this.executor.execute(sql, params)
         : this.executor.execute(sql, params, options),
     );
+    if (this.unopened === undefined) return pending;
+    // A write the savepoint on demand does not cover: one whose answer is not
+    // read (`later`) counts as one whatever it changes.
+    if (options?.later === true) this.wroteUnguarded = true;
+    return pending.then((result) => {
+      if (result.changes > 0) this.wroteUnguarded = true;
+      return result;
+    });
   }
 
   /** One call to the driver, counted while it runs; its failure as `#failed` makes it. */
@@ -267,30 +287,79 @@ export class WriteScope extends Scope {
    * no longer exists.
    */
   savepoint<T>(fn: (tx: WriteScope) => Promise<T>): Promise<T> {
-    const pending = this.#savepoint(fn);
+    const pending = this.#savepoint(fn, false);
     return this.tracksStatements ? this.track(pending) : pending;
   }
 
-  async #savepoint<T>(fn: (tx: WriteScope) => Promise<T>): Promise<T> {
+  /**
+   * `savepoint`, for core's own work that often writes a single statement:
+   * the SAVEPOINT is sent only when `fn` calls `guard()` on the scope it is
+   * given, before the first of several writes. One statement needs none:
+   * SQLite undoes a failed statement whole, and the transaction goes on. So
+   * an apply whose only write is its event (a step) costs two statements
+   * less. The rule `fn` keeps: a write made before `guard()` is its last
+   * statement. If `fn` throws after such a write changed rows, nothing can
+   * undo that write alone: the transaction is doomed (it rolls back whole),
+   * never committed with half of `fn` in it.
+   * @internal
+   */
+  savepointOnDemand<T>(fn: (tx: WriteScope) => Promise<T>): Promise<T> {
+    const pending = this.#savepoint(fn, true);
+    return this.tracksStatements ? this.track(pending) : pending;
+  }
+
+  /**
+   * Makes what this scope writes from here on undoable on its own: on a
+   * scope of `savepointOnDemand`, sends its SAVEPOINT (once); on any other
+   * scope, nothing to do (undefined).
+   * @internal
+   */
+  guard(): Promise<void> | undefined {
+    const name = this.unopened;
+    if (name === undefined) return undefined;
+    if (this.wroteUnguarded) {
+      return Promise.reject(
+        new RunledgerError(
+          "internal_error",
+          "a savepoint on demand was asked for after a write it cannot cover; report this as a bug",
+        ),
+      );
+    }
     this.checkUsable("open a savepoint");
+    this.unopened = undefined;
+    return this.executor.execute(`SAVEPOINT ${name}`).then(() => {
+      this.savepointOpen = true;
+    });
+  }
+
+  async #savepoint<T>(fn: (tx: WriteScope) => Promise<T>, onDemand: boolean): Promise<T> {
+    this.checkUsable("open a savepoint");
+    // A savepoint nested in one on demand needs the outer one open to undo into.
+    const guarding = this.guard();
     // Claimed before the first await, so a second savepoint beside it is refused.
     this.childOpen = true;
     try {
+      if (guarding !== undefined) await guarding;
       const name = this.#savepoints.nameAt(this.depth + 1);
-      await this.executor.execute(`SAVEPOINT ${name}`);
+      if (!onDemand) await this.executor.execute(`SAVEPOINT ${name}`);
       const child = new WriteScope(this.executor, this.#savepoints, this.state, this);
+      if (onDemand) child.unopened = name;
+      else child.savepointOpen = true;
       try {
         const result = await fn(child);
         if (child.hasEscapedWork) throw escaped("savepoint");
         endScope(child);
         if (this.ended) throw closed("release a savepoint");
-        await this.executor.execute(`RELEASE ${name}`);
+        if (child.savepointOpen) await this.executor.execute(`RELEASE ${name}`);
         return result;
       } catch (error) {
         endScope(child, () =>
           isRunledgerError(error, "callback_escaped") ? error : escaped("savepoint"),
         );
-        if (!this.ended) await this.#savepoints.rollBack(name, error);
+        if (this.ended) throw error;
+        if (child.savepointOpen) await this.#savepoints.rollBack(name, error);
+        // A write no savepoint covers cannot be undone alone: the transaction never commits.
+        else if (child.wroteUnguarded) this.state.doomed ??= error;
         throw error;
       }
     } finally {

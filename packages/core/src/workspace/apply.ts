@@ -3,7 +3,10 @@
  * the changed directories rewritten, and one journal event appended naming
  * the new root, which makes it current — all in the caller's transaction,
  * inside a savepoint, so that a failure anywhere leaves the previous root
- * current and no row behind.
+ * current and no row behind. The savepoint is opened on demand, before the
+ * first of several writes: an apply whose only write is its event (small
+ * files held in a small root: a workflow's step) needs none, since SQLite
+ * undoes a failed statement whole.
  */
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import type { HashFunctions } from "../port/hash.js";
@@ -11,7 +14,7 @@ import type { JsonObject } from "../port/json.js";
 import { checkNames } from "../port/options.js";
 import type { WriteScope } from "../transaction/scope.js";
 import type { WorkspaceContext } from "./context.js";
-import { type Content, storeFile } from "./files.js";
+import { type Content, storeFile, writesWhenStored } from "./files.js";
 import { type DirectoryNode, INLINE_NODE_MAX, type Item } from "./node.js";
 import { NodeLoader } from "./node-loader.js";
 import { insertObjects, nodeRows, type ObjectRow } from "./object-rows.js";
@@ -101,10 +104,18 @@ interface BuiltRoot {
   readonly rootBytes: Uint8Array | undefined;
 }
 
-/** A new root built and the event that published it. */
+/** A new root built, the objects it stores, and the event that published it. */
 interface Published {
-  readonly built: BuiltRoot;
+  readonly stored: ToStore;
   readonly result: ApplyResult;
+}
+
+/** What an apply writes beside its event, and the nodes it keeps. */
+interface ToStore {
+  /** The nodes the new root reaches that this apply built. */
+  readonly nodes: readonly DirectoryNode[];
+  /** The rows to insert: the files' and those nodes' (but a root the event holds). */
+  readonly rows: readonly ObjectRow[];
 }
 
 /** Applies `changes` in a savepoint of `scope`, publishing the new root through `journal`. */
@@ -116,14 +127,16 @@ export async function applyChanges(
   options: ApplyOptions,
 ): Promise<ApplyResult> {
   const planned = planApply(changes, options, journal);
-  return scope.savepoint(async (tx) => {
+  return scope.savepointOnDemand(async (tx) => {
+    // Large and streamed files are written as they are stored, before the event.
+    if (planned.puts.some(({ content }) => writesWhenStored(content))) await tx.guard();
     const files: ObjectRow[] = [];
     const edits = await prepareEdits(tx, workspace, planned, files);
     const publisher = journal.at(tx);
     const published =
-      (await publishOnGuess(tx, workspace, publisher, edits)) ??
-      (await publishOnHead(tx, workspace, publisher, edits));
-    return storeBuilt(tx, workspace, files, published);
+      (await publishOnGuess(tx, workspace, publisher, edits, files)) ??
+      (await publishOnHead(tx, workspace, publisher, edits, files));
+    return storeBuilt(tx, workspace, published);
   });
 }
 
@@ -208,6 +221,7 @@ async function publishOnGuess(
   workspace: WorkspaceContext,
   publisher: RootPublisher,
   edits: Edits,
+  files: readonly ObjectRow[],
 ): Promise<Published | undefined> {
   const guess = publisher.guess();
   const loader = loaderOf(tx, workspace);
@@ -218,8 +232,9 @@ async function publishOnGuess(
     throw error;
   });
   if (built === undefined) return undefined;
+  const stored = await objectsToStore(tx, files, built);
   const result = await publish(publisher, edits, guess, built);
-  return result === undefined ? undefined : { built, result };
+  return result === undefined ? undefined : { stored, result };
 }
 
 /** Builds on the current root, read under the write lock: its publishing cannot be refused. */
@@ -228,6 +243,7 @@ async function publishOnHead(
   workspace: WorkspaceContext,
   publisher: RootPublisher,
   edits: Edits,
+  files: readonly ObjectRow[],
 ): Promise<Published> {
   const head = await publisher.head();
   const loader = loaderOf(tx, workspace);
@@ -236,6 +252,7 @@ async function publishOnHead(
     loader,
     await loader.root(head.root, { held: head.rootBytes }),
   );
+  const stored = await objectsToStore(tx, files, built);
   const result = await publish(publisher, edits, head, built);
   if (result === undefined) {
     throw new RunledgerError(
@@ -243,7 +260,7 @@ async function publishOnHead(
       "the journal refused a new root computed under the write lock; run verify",
     );
   }
-  return { built, result };
+  return { stored, result };
 }
 
 function publish(
@@ -295,20 +312,31 @@ function heldTop(loader: NodeLoader, top: DirectoryNode): Uint8Array | undefined
 }
 
 /**
- * Writes the apply's new objects — its files' and the nodes its root
- * reaches, but a root its event holds — and keeps those nodes.
+ * The apply's new objects — its files' and the nodes its root reaches, but a
+ * root its event holds. When there are any, the event is not the apply's
+ * only write: the savepoint is opened before it.
  */
+async function objectsToStore(
+  tx: WriteScope,
+  files: readonly ObjectRow[],
+  built: BuiltRoot,
+): Promise<ToStore> {
+  const nodes = builtBelow(built.loader, built.top);
+  const held = built.rootBytes !== undefined;
+  const rows = [...files, ...nodeRows(held ? nodes.filter((node) => node !== built.top) : nodes)];
+  const guarding = rows.length > 0 ? tx.guard() : undefined;
+  if (guarding !== undefined) await guarding;
+  return { nodes, rows };
+}
+
+/** Writes the apply's new objects and keeps the nodes its root reaches. */
 async function storeBuilt(
   tx: WriteScope,
   workspace: WorkspaceContext,
-  files: ObjectRow[],
-  { built, result }: Published,
+  { stored, result }: Published,
 ): Promise<ApplyResult> {
-  const nodes = builtBelow(built.loader, built.top);
-  const held = built.rootBytes !== undefined;
-  const rows = nodeRows(held ? nodes.filter((node) => node !== built.top) : nodes);
-  await insertObjects(tx, [...files, ...rows]);
-  workspace.nodes.replace(nodes);
+  await insertObjects(tx, stored.rows);
+  workspace.nodes.replace(stored.nodes);
   return { rootId: result.rootId, sequence: result.sequence };
 }
 

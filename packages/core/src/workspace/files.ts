@@ -80,6 +80,18 @@ export async function storeFile(
   return storeStream(executor, content, hash, rows);
 }
 
+/**
+ * Whether storing `content` writes rows at once (its chunks: a large file,
+ * or a stream, whose size is not known before it is read). A small file's
+ * row, if any, is written with the apply's nodes. A string is judged by its
+ * length, three bytes a character at most.
+ */
+export function writesWhenStored(content: Content): boolean {
+  if (content instanceof Uint8Array) return content.length > CHUNK_SIZE;
+  if (typeof content === "string") return content.length * 3 > CHUNK_SIZE;
+  return true;
+}
+
 function small(bytes: Uint8Array, hash: HashFunctions, rows: ObjectRow[]): StoredFile {
   const digest = hash.sha256(bytes);
   // A copy: the entry outlives the call (nodes are cached), the caller's array may change.
