@@ -15,6 +15,7 @@ import {
 } from "@runledger/core/port";
 import { LibsqlConnection } from "./connection.js";
 import { translate } from "./errors.js";
+import { LocalConnection, type LocalHandle, openHandle } from "./local.js";
 import { type LibsqlLocation, parseLocation, redactLocation } from "./location.js";
 import {
   deleteNamespace,
@@ -168,16 +169,16 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
       } else if (open.create && !open.readOnly && admin !== undefined) {
         await ensureNamespace(admin, parsed.url);
       }
+      if (parsed.kind === "file" && replica === undefined) {
+        return openLocal(location, parsed.path, open, options);
+      }
       const connection = new LibsqlConnection(newClient(location, parsed, open, options, replica), {
-        // A replica answers as its server does (no PRAGMA with a value, writes there).
-        remote: parsed.kind === "remote" || replica !== undefined,
         ...(replica === undefined
           ? {}
           : { replica: replica.syncInterval === undefined ? "local" : "server" }),
         readOnly: open.readOnly,
         busyTimeoutMs: open.busyTimeoutMs,
         busyDeadlineMs: open.busyDeadlineMs ?? open.busyTimeoutMs,
-        encrypted: parsed.kind === "file" && options.encryptionKey !== undefined,
       });
       try {
         await connection.setUp();
@@ -191,10 +192,58 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
   };
 }
 
+/**
+ * A local file, through libSQL's engine directly (local.ts): read-only as
+ * SQLite's own mode (`mode=ro`, or `immutable=1` where port/read-only.ts
+ * says so), with the encryptionKey when given.
+ */
+function openLocal(
+  location: string,
+  path: string,
+  open: OpenOptions,
+  options: LibsqlDriverOptions,
+): DriverConnection {
+  const local = {
+    path: open.readOnly
+      ? readOnlyUri(path, planReadOnlyOpen(path, node.readOnlyFacts(path)))
+      : path,
+    busyTimeoutMs: open.busyTimeoutMs,
+    readOnly: open.readOnly,
+    ...(options.encryptionKey === undefined ? {} : { encryptionKey: options.encryptionKey }),
+  };
+  let handle: LocalHandle | undefined;
+  try {
+    handle = openHandle(local);
+    const connection = new LocalConnection(handle, local);
+    connection.setUp();
+    return connection;
+  } catch (error) {
+    // Closed as it is, nothing folded or written; the first failure is the one to report.
+    try {
+      handle?.close();
+    } catch {
+      // the handle goes with its statements, whenever they are collected
+    }
+    throw localFailure(error, location, options);
+  }
+}
+
+/** What a local file that failed to open is to the caller: one an encryptionKey does not open is `encryption_key_refused`. */
+function localFailure(
+  error: unknown,
+  location: string,
+  options: LibsqlDriverOptions,
+): RunledgerError {
+  const translated = translate(error, `cannot prepare ${location}`);
+  return options.encryptionKey !== undefined && translated.code === "not_a_database"
+    ? keyRefusal(translated, location)
+    : translated;
+}
+
 /** The replica options checked (undefined without syncUrl). */
 type ReplicaOptions = ReturnType<typeof checkReplicaOptions>;
 
-/** The client of one connection: a local file (read-only as SQLite's own mode), a server, or a replica. */
+/** The client of one connection: a server, or a replica (a local file that follows one). */
 function newClient(
   location: string,
   parsed: LibsqlLocation,
@@ -203,28 +252,20 @@ function newClient(
   replica: ReplicaOptions,
 ): Client {
   // A replica writes its file to sync, read-only or not: its own URL, never mode=ro.
-  const url =
-    parsed.kind === "file"
-      ? fileUrl(parsed.path, open.readOnly && replica === undefined)
-      : parsed.url;
+  const url = parsed.kind === "file" ? pathToFileURL(parsed.path).href : parsed.url;
   try {
     return createClient({
       url,
       intMode: "bigint",
       concurrency: 1,
       timeout: open.busyTimeoutMs,
-      ...((parsed.kind === "remote" || replica !== undefined) && options.authToken !== undefined
-        ? { authToken: options.authToken }
-        : {}),
+      ...(options.authToken === undefined ? {} : { authToken: options.authToken }),
       ...(replica === undefined
         ? {}
         : {
             syncUrl: replica.syncUrl,
             ...(replica.syncInterval === undefined ? {} : { syncInterval: replica.syncInterval }),
           }),
-      ...(parsed.kind === "file" && options.encryptionKey !== undefined
-        ? { encryptionKey: options.encryptionKey }
-        : {}),
     });
   } catch (error) {
     throw translate(error, `cannot open ${location}`);
@@ -233,8 +274,7 @@ function newClient(
 
 /**
  * What a connection that failed to set up is to the caller: a WebSocket the
- * server closed early is diagnosed (a refused token, a missing namespace), a
- * local file that an encryptionKey does not open is `encryption_key_refused`.
+ * server closed early is diagnosed (a refused token, a missing namespace).
  */
 async function setUpFailure(
   error: unknown,
@@ -255,15 +295,7 @@ async function setUpFailure(
       )) ?? translate(error, doing, true)
     );
   }
-  const translated = translate(error, doing, parsed.kind === "remote");
-  if (
-    parsed.kind === "file" &&
-    options.encryptionKey !== undefined &&
-    translated.code === "not_a_database"
-  ) {
-    return keyRefusal(translated, location);
-  }
-  return translated;
+  return translate(error, doing, parsed.kind === "remote");
 }
 
 /** The replica options checked: undefined without syncUrl. */
@@ -305,19 +337,6 @@ function checkReplicaOptions(
     );
   }
   return syncInterval === undefined ? { syncUrl } : { syncUrl, syncInterval };
-}
-
-/**
- * The client URL of a local file. A read-only open asks SQLite itself for
- * `mode=ro` (and `immutable=1` where port/read-only.ts says so): the client
- * accepts no such query parameter, but hands its path to SQLite, which reads
- * a path that is itself a `file:` URI as one. So the URI goes in as the
- * path, its `%`, `?` and `#` escaped once more for the client's own parser.
- */
-function fileUrl(path: string, readOnly: boolean): string {
-  if (!readOnly) return pathToFileURL(path).href;
-  const uri = readOnlyUri(path, planReadOnlyOpen(path, node.readOnlyFacts(path)));
-  return `file:${uri.replace(/[%?#]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}`;
 }
 
 function parse(location: string): LibsqlLocation {

@@ -1,8 +1,10 @@
 /**
  * Lets libSQL's statement finalizers run.
  *
- * @libsql/client prepares a fresh native statement for every call, and a
- * closed client leaves its native connection behind the same way. Their
+ * @libsql/client prepares a fresh native statement for every call (the
+ * replica path), a local connection prepares each statement once but drops
+ * the least used past its cache's size (local.ts), and a closed connection
+ * leaves its native handle behind the same way. Their
  * memory is returned by Node-API finalizers, and Node runs those finalizers
  * from the event loop's check phase (setImmediate), not during garbage
  * collection. A caller whose loop only awaits promises — a workflow engine
@@ -46,12 +48,7 @@ export class FinalizerTurns {
    * costs the caller no promise.
    */
   afterStatement(params: readonly SqlValue[] = []): Promise<void> | undefined {
-    let bytes = 0;
-    for (const value of params) {
-      if (value instanceof Uint8Array) bytes += value.byteLength;
-      else if (typeof value === "string") bytes += value.length;
-    }
-    return this.#count(bytes);
+    return this.#count(boundBytes(params));
   }
 
   /** Counts a closed connection, whose native handle a finalizer frees too, like one statement. */
@@ -59,14 +56,32 @@ export class FinalizerTurns {
     return this.#count(0);
   }
 
-  #count(bytes: number): Promise<void> | undefined {
-    this.#statements += 1;
+  /**
+   * Counts what a call of a kept statement bound, and no statement: the
+   * statement stays (a local connection's cache), but a large blob bound as
+   * a copy still waits for V8 (see `toDriverParams`).
+   */
+  afterBinding(params: readonly SqlValue[]): Promise<void> | undefined {
+    return this.#count(boundBytes(params), 0);
+  }
+
+  #count(bytes: number, statements = 1): Promise<void> | undefined {
+    this.#statements += statements;
     this.#bytes += bytes;
     if (this.#statements < STATEMENTS_PER_TURN && this.#bytes < BYTES_PER_TURN) return undefined;
     this.#statements = 0;
     this.#bytes = 0;
     return new Promise<void>((resolve) => setImmediate(resolve));
   }
+}
+
+function boundBytes(params: readonly SqlValue[]): number {
+  let bytes = 0;
+  for (const value of params) {
+    if (value instanceof Uint8Array) bytes += value.byteLength;
+    else if (typeof value === "string") bytes += value.length;
+  }
+  return bytes;
 }
 
 /** The one count for every connection every libsqlDriver() makes. */

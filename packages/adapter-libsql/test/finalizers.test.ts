@@ -7,11 +7,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import { BYTES_PER_TURN, STATEMENTS_PER_TURN } from "../src/finalizers.js";
 import { COPIED_BLOB_BYTES, toDriverParams } from "../src/values.js";
 
-// @libsql/client frees each statement, and each closed connection, from a
-// Node-API finalizer that runs only when the event loop turns (see
-// src/finalizers.ts). These tests stand in for a caller that only ever awaits
-// promises: without the adapter's turns, an immediate scheduled before the
-// loop would never run during it.
+// libSQL frees each statement, and each closed connection, from a Node-API
+// finalizer that runs only when the event loop turns (see src/finalizers.ts).
+// These tests stand in for a caller that only ever awaits promises: without
+// the adapter's turns, an immediate scheduled before the loop would never run
+// during it. A local connection keeps the statements it prepares (local.ts):
+// what counts is each statement prepared — a new SQL text, `distinct()` — and
+// each close, not each call of a statement kept.
 //
 // The adapter keeps one count for all its connections, so a test that needs
 // to know where the count stands first runs statements until it turns
@@ -54,21 +56,25 @@ async function stepsUntilTurn(
   return undefined;
 }
 
-/** Runs statements until the adapter turns the event loop, which sets its count back to zero. */
+/** A statement no connection of this file has prepared yet. */
+let statements = 0;
+const distinct = () => `SELECT ${++statements}`;
+
+/** Prepares statements until the adapter turns the event loop, which sets its count back to zero. */
 async function resetCount(connection: DriverConnection): Promise<void> {
-  const steps = await stepsUntilTurn(STATEMENTS_PER_TURN, () => connection.execute("SELECT 1"));
+  const steps = await stepsUntilTurn(STATEMENTS_PER_TURN, () => connection.execute(distinct()));
   expect(steps).toBeDefined();
 }
 
 describe("adapter-libsql lets statement finalizers run", () => {
-  it("turns the event loop within every STATEMENTS_PER_TURN statements outside a transaction", async () => {
+  it("turns the event loop within every STATEMENTS_PER_TURN statements prepared outside a transaction", async () => {
     const connection = await openConnection();
     try {
       let turned = false;
       setImmediate(() => {
         turned = true;
       });
-      for (let i = 0; i < STATEMENTS_PER_TURN && !turned; i++) await connection.execute("SELECT 1");
+      for (let i = 0; i < STATEMENTS_PER_TURN && !turned; i++) await connection.execute(distinct());
       expect(turned).toBe(true);
     } finally {
       await connection.close();
@@ -84,7 +90,7 @@ describe("adapter-libsql lets statement finalizers run", () => {
         turned = true;
       });
       for (let i = 0; i < STATEMENTS_PER_TURN && !turned; i++) {
-        await transaction.execute("SELECT ?", [i]);
+        await transaction.execute(distinct());
       }
       expect(turned).toBe(true);
       await transaction.commit();
@@ -101,7 +107,7 @@ describe("adapter-libsql lets statement finalizers run", () => {
       setImmediate(() => {
         turned = true;
       });
-      for (let i = 0; i < 8; i++) await connection.execute("SELECT 1");
+      for (let i = 0; i < 8; i++) await connection.execute(distinct());
       expect(turned).toBe(false);
     } finally {
       await connection.close();
@@ -113,9 +119,23 @@ describe("adapter-libsql lets statement finalizers run", () => {
     try {
       await resetCount(connection);
       const steps = await stepsUntilTurn(2 * STATEMENTS_PER_TURN, () =>
-        connection.execute("SELECT 1"),
+        connection.execute(distinct()),
       );
       expect(steps).toBe(STATEMENTS_PER_TURN);
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it("does not count a statement it keeps: a step's statements, run again and again, make no turn", async () => {
+    const connection = await openConnection();
+    try {
+      await connection.execute("SELECT 1");
+      await resetCount(connection);
+      const steps = await stepsUntilTurn(4 * STATEMENTS_PER_TURN, () =>
+        connection.execute("SELECT 1"),
+      );
+      expect(steps).toBeUndefined();
     } finally {
       await connection.close();
     }
@@ -130,7 +150,7 @@ describe("adapter-libsql counts statements across its connections", () => {
     try {
       await resetCount(connections[0] as DriverConnection);
       const steps = await stepsUntilTurn(STATEMENTS_PER_TURN, (i) =>
-        (connections[i % connections.length] as DriverConnection).execute("SELECT 1"),
+        (connections[i % connections.length] as DriverConnection).execute(distinct()),
       );
       expect(steps).toBe(STATEMENTS_PER_TURN);
     } finally {

@@ -11,6 +11,7 @@ import {
   applySettings,
   normalizeInteger,
   normalizeRow,
+  StatementCache,
   SynchronousTransactions,
   settled,
 } from "@runledger/core/port";
@@ -27,13 +28,18 @@ type Statement = BetterSqlite3.Statement<unknown[], Record<string, unknown>>;
  */
 export class NodeConnection implements DriverConnection, SynchronousSession {
   readonly #db: Database;
-  readonly #cache = new Map<string, Statement>();
-  readonly #cacheSize: number;
+  readonly #cache: StatementCache<Statement>;
   readonly #transactions = new SynchronousTransactions(this);
 
   constructor(db: Database, cacheSize: number) {
     this.#db = db;
-    this.#cacheSize = cacheSize;
+    this.#cache = new StatementCache(cacheSize, (sql) => {
+      try {
+        return db.prepare(sql);
+      } catch (error) {
+        throw translate(error, "statement failed");
+      }
+    });
   }
 
   execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
@@ -42,7 +48,7 @@ export class NodeConnection implements DriverConnection, SynchronousSession {
 
   /** Synchronous core of `execute`, shared with the transaction session. */
   run(sql: string, params: readonly SqlValue[]): QueryResult {
-    const statement = this.#prepare(sql);
+    const statement = this.#cache.get(sql);
     try {
       // better-sqlite3 binds plain Uint8Array (views included) as blobs: no copy, no conversion.
       const args = params as unknown[];
@@ -102,30 +108,5 @@ export class NodeConnection implements DriverConnection, SynchronousSession {
     } catch (error) {
       throw translate(error, "close failed");
     }
-  }
-
-  #prepare(sql: string): Statement {
-    const cached = this.#cache.get(sql);
-    if (cached !== undefined) {
-      // Keep recently used statements at the young end, but only once the
-      // cache is nearly full: reordering on every hit costs more than it saves.
-      if (this.#cache.size >= this.#cacheSize - 1) {
-        this.#cache.delete(sql);
-        this.#cache.set(sql, cached);
-      }
-      return cached;
-    }
-    let statement: Statement;
-    try {
-      statement = this.#db.prepare(sql);
-    } catch (error) {
-      throw translate(error, "statement failed");
-    }
-    if (this.#cache.size >= this.#cacheSize) {
-      const oldest = this.#cache.keys().next().value;
-      if (oldest !== undefined) this.#cache.delete(oldest);
-    }
-    this.#cache.set(sql, statement);
-    return statement;
   }
 }

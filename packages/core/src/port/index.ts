@@ -104,6 +104,7 @@ export {
   SynchronousTransactions,
   settled,
 } from "./synchronous-transaction.js";
+export { StatementCache } from "./statement-cache.js";
 export { utf8 } from "./text.js";
 export { transactionActiveError, transactionClosedError } from "./transaction-refusals.js";
 export {
