@@ -1,11 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { libsqlDriver } from "@runledger/adapter-libsql";
 import type { DriverConnection } from "@runledger/core/port";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { BYTES_PER_TURN, STATEMENTS_PER_TURN } from "../src/finalizers.js";
 import { COPIED_BLOB_BYTES, toDriverParams } from "../src/values.js";
+import { temporaryDatabases } from "./support/temporary.js";
 
 // libSQL frees each statement, and each closed connection, from a Node-API
 // finalizer that runs only when the event loop turns (see src/finalizers.ts).
@@ -19,17 +17,7 @@ import { COPIED_BLOB_BYTES, toDriverParams } from "../src/values.js";
 // to know where the count stands first runs statements until it turns
 // (`resetCount`): a turn starts the count again at zero.
 
-const directories: string[] = [];
-afterEach(() => {
-  for (const directory of directories.splice(0))
-    rmSync(directory, { recursive: true, force: true });
-});
-
-function newDatabasePath(): string {
-  const directory = mkdtempSync(join(tmpdir(), "runledger-libsql-turns-"));
-  directories.push(directory);
-  return join(directory, "turns.db");
-}
+const newDatabasePath = temporaryDatabases("turns");
 
 /** Opens through a driver of its own, as every libsqlDriver() call makes one. */
 function openConnection(path = newDatabasePath()): Promise<DriverConnection> {

@@ -4,25 +4,13 @@
  * active by the engine, which would make every later COMMIT on the handle
  * fail; the connection replaces the handle before its next call.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { libsqlDriver } from "@runledger/adapter-libsql";
 import { type DriverConnection, isRunledgerError } from "@runledger/core/port";
 import Libsql from "libsql";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { temporaryDatabases } from "./support/temporary.js";
 
-const directories: string[] = [];
-afterEach(() => {
-  for (const directory of directories.splice(0))
-    rmSync(directory, { recursive: true, force: true });
-});
-
-function newPath(): string {
-  const directory = mkdtempSync(join(tmpdir(), "runledger-libsql-local-"));
-  directories.push(directory);
-  return join(directory, "local.db");
-}
+const newPath = temporaryDatabases("local");
 
 async function openConnection(path: string, busyTimeoutMs = 1000): Promise<DriverConnection> {
   return libsqlDriver().open(path, { create: true, readOnly: false, busyTimeoutMs });
