@@ -11,8 +11,12 @@ import { isRunledgerError, RunledgerError } from "../src/port/errors.js";
 import { Savepoints } from "../src/transaction/savepoints.js";
 import { type TransactionState, WriteScope } from "../src/transaction/scope.js";
 
-/** A write transaction in memory: `changes` says how many rows each statement changes (0 unless named). */
-function recordingTransaction(changes: Record<string, number> = {}) {
+/**
+ * A write transaction in memory: `changes` says how many rows each statement
+ * changes (0 unless named); `deferrable` false stands for a server's (its
+ * client learns late that the server ended a transaction).
+ */
+function recordingTransaction(changes: Record<string, number> = {}, deferrable = true) {
   const sent: string[] = [];
   const transaction: DriverTransaction = {
     active: true,
@@ -31,14 +35,18 @@ function recordingTransaction(changes: Record<string, number> = {}) {
     },
   };
   const state: TransactionState = {};
-  const savepoints = new Savepoints(transaction, {
-    ended: (failure) => {
-      state.doomed ??= failure;
+  const savepoints = new Savepoints(
+    transaction,
+    {
+      ended: (failure) => {
+        state.doomed ??= failure;
+      },
+      failed: (failure) => {
+        throw failure;
+      },
     },
-    failed: (failure) => {
-      throw failure;
-    },
-  });
+    { deferrable },
+  );
   return { sent, scope: new WriteScope(transaction, savepoints, state), state };
 }
 
@@ -162,6 +170,19 @@ describe("a savepoint on demand", () => {
       "SAVEPOINT runledger_sp_2",
       "INSERT inner",
       "RELEASE runledger_sp_2",
+      "RELEASE runledger_sp_1",
+    ]);
+  });
+
+  it("on a connection that learns late that a transaction ended (a server), is opened at once", async () => {
+    const { sent, scope } = recordingTransaction({ "INSERT one": 1 }, false);
+    await scope.savepointOnDemand(async (tx) => {
+      expect(tx.guard()).toBeUndefined();
+      await tx.execute("INSERT one");
+    });
+    expect(sent).toStrictEqual([
+      "SAVEPOINT runledger_sp_1",
+      "INSERT one",
       "RELEASE runledger_sp_1",
     ]);
   });

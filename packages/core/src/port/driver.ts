@@ -181,7 +181,11 @@ export interface DriverTransaction extends Executor {
    * after a statement failed, to tell a failure that undid everything (the
    * failure keeps its own code) from a live transaction that still needs its
    * cleanup. Where the driver cannot know, say true: core then cleans up, and
-   * a cleanup that fails poisons the connection.
+   * a cleanup that fails poisons the connection. On a local connection
+   * (`remote` not true) it must be exact right after each statement
+   * (SQLite's autocommit state): core relies on it to run an apply whose
+   * only write is one statement with no savepoint. A connection whose
+   * client learns of the end only from a later answer says `remote`.
    */
   readonly active: boolean;
   executeScript(sql: string): Promise<void>;

@@ -99,12 +99,12 @@ export {
   removeAbandonedStaging,
   sqliteVersionNumber,
 } from "./staged-file.js";
+export { StatementCache } from "./statement-cache.js";
 export {
   type SynchronousSession,
   SynchronousTransactions,
   settled,
 } from "./synchronous-transaction.js";
-export { StatementCache } from "./statement-cache.js";
 export { utf8 } from "./text.js";
 export { transactionActiveError, transactionClosedError } from "./transaction-refusals.js";
 export {

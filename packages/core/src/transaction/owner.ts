@@ -43,18 +43,23 @@ export async function runWriteTransaction<T>(
     `cannot start a write transaction on ${entry.location}`,
   );
   const state: TransactionState = {};
-  const savepoints = new Savepoints(transaction, {
-    // Ended by SQLite or the server: never committed, the failure keeps its code.
-    ended: (failure) => {
-      state.doomed ??= failure;
+  const savepoints = new Savepoints(
+    transaction,
+    {
+      // Ended by SQLite or the server: never committed, the failure keeps its code.
+      ended: (failure) => {
+        state.doomed ??= failure;
+      },
+      failed: (failure, cleanupFailure) => {
+        // A poisoned transaction never commits, even if a callback swallows this.
+        const poisoned = entry.poison(failure, cleanupFailure);
+        state.doomed ??= poisoned;
+        throw poisoned;
+      },
     },
-    failed: (failure, cleanupFailure) => {
-      // A poisoned transaction never commits, even if a callback swallows this.
-      const poisoned = entry.poison(failure, cleanupFailure);
-      state.doomed ??= poisoned;
-      throw poisoned;
-    },
-  });
+    // A server's client learns late that the server ended a transaction (see Savepoints).
+    { deferrable: entry.connection.remote !== true },
+  );
   const scope = new WriteScope(transaction, savepoints, state);
   try {
     const result = await fn(scope);

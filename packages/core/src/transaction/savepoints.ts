@@ -31,10 +31,24 @@ export interface SavepointCleanup {
 export class Savepoints {
   readonly #transaction: DriverTransaction;
   readonly #cleanup: SavepointCleanup;
+  /**
+   * Whether a savepoint on demand may wait to be opened (scope.ts,
+   * `savepointOnDemand`): only where the transaction's `active` says at once
+   * that SQLite ended it after a failed statement — a local connection,
+   * which reads SQLite's own state. A server's client learns that only from
+   * a later answer, and the undo of a savepoint is that answer: there every
+   * savepoint is opened at once.
+   */
+  readonly deferrable: boolean;
 
-  constructor(transaction: DriverTransaction, cleanup: SavepointCleanup) {
+  constructor(
+    transaction: DriverTransaction,
+    cleanup: SavepointCleanup,
+    options: { readonly deferrable?: boolean } = {},
+  ) {
     this.#transaction = transaction;
     this.#cleanup = cleanup;
+    this.deferrable = options.deferrable === true;
   }
 
   /** The name of a savepoint opened at `depth` (1 for one opened on the transaction itself). */

@@ -300,7 +300,10 @@ export class WriteScope extends Scope {
    * less. The rule `fn` keeps: a write made before `guard()` is its last
    * statement. If `fn` throws after such a write changed rows, nothing can
    * undo that write alone: the transaction is doomed (it rolls back whole),
-   * never committed with half of `fn` in it.
+   * never committed with half of `fn` in it. Only on a local connection
+   * (`Savepoints.deferrable`): where a failed statement may have ended the
+   * transaction without the driver knowing yet (a server), the savepoint is
+   * opened at once, as `savepoint` does, and its undo tells.
    * @internal
    */
   savepointOnDemand<T>(fn: (tx: WriteScope) => Promise<T>): Promise<T> {
@@ -341,9 +344,10 @@ export class WriteScope extends Scope {
     try {
       if (guarding !== undefined) await guarding;
       const name = this.#savepoints.nameAt(this.depth + 1);
-      if (!onDemand) await this.executor.execute(`SAVEPOINT ${name}`);
+      const deferred = onDemand && this.#savepoints.deferrable;
+      if (!deferred) await this.executor.execute(`SAVEPOINT ${name}`);
       const child = new WriteScope(this.executor, this.#savepoints, this.state, this);
-      if (onDemand) child.unopened = name;
+      if (deferred) child.unopened = name;
       else child.savepointOpen = true;
       try {
         const result = await fn(child);
