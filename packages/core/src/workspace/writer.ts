@@ -22,8 +22,9 @@ import type { ApplyResult, RootJournal } from "./root-journal.js";
  * Workspace changes, published atomically: new content is stored, the
  * changed directories rewritten, one new root recorded, the current-root
  * pointer moved and a journal event appended naming it — all in the caller's
- * transaction, inside a savepoint (opened on demand: apply.ts) so that a
- * failure anywhere leaves the previous root current and no row behind.
+ * transaction, inside a savepoint (opened before the first of several
+ * writes) so that a failure anywhere leaves the previous root current and no
+ * row behind.
  */
 export class WorkspaceWriter extends WorkspaceReader {
   readonly #scope: WriteScope;
