@@ -8,6 +8,8 @@ import { createHash } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { createClient } from "@libsql/client";
 import { libsqlDriver } from "@runledger/adapter-libsql";
 import { RunStore } from "@runledger/core";
 import { afterAll, describe, expect, it } from "vitest";
@@ -44,6 +46,27 @@ describe("adapter-libsql: encryptionKey for local files", () => {
       expect(events.map((e) => e.record)).toStrictEqual([{ step: 1 }]);
     } finally {
       await again.close();
+    }
+  });
+
+  it("opens a file @libsql/client encrypted with the same key (as the adapter wrote local files before 2026-12-05)", async () => {
+    const path = join(directory, "by-client.db");
+    const client = createClient({ url: pathToFileURL(path).href, encryptionKey: "client-key" });
+    await client.executeMultiple(
+      "CREATE TABLE note (text TEXT NOT NULL); INSERT INTO note VALUES ('written by the client')",
+    );
+    client.close();
+    expect(readFileSync(path).subarray(0, 16).toString("latin1")).not.toBe("SQLite format 3\0");
+    const connection = await libsqlDriver({ encryptionKey: "client-key" }).open(path, {
+      create: false,
+      readOnly: false,
+      busyTimeoutMs: 1000,
+    });
+    try {
+      const { rows } = await connection.execute("SELECT text FROM note");
+      expect(rows).toStrictEqual([{ text: "written by the client" }]);
+    } finally {
+      await connection.close();
     }
   });
 
