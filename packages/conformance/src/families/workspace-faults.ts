@@ -108,8 +108,8 @@ const step = (n: number) => ({ put: { "state/output.json": `{"step":${n}}` } });
 
 /**
  * Between the caller's two events, `work` on the same transaction, with the
- * `nth` statement it sends failed when given: its code, what reached the
- * driver, and whether the fault fired.
+ * `nth` statement it sends failed when given (the caller's events then name
+ * it as `k`): its code, the statements it sent, and whether the fault fired.
  */
 async function betweenCallerEvents(
   lease: RunLease,
@@ -120,15 +120,16 @@ async function betweenCallerEvents(
   let code = "";
   let statements: string[] = [];
   let fired = 0;
+  const label: { k?: number } = nth === undefined ? {} : { k: nth };
   await lease.transact(async (tx) => {
-    await tx.journal.append({ kind: "caller" });
+    await tx.journal.append({ kind: "caller", ...label });
     const mark = faults.statements.length;
     if (nth !== undefined) faults.arm({ nth });
     code = await codeOf(work(tx));
     fired = faults.fired;
     faults.disarm();
     statements = faults.statements.slice(mark);
-    await tx.journal.append({ kind: "caller-after" });
+    await tx.journal.append({ kind: "caller-after", ...label });
   });
   return { code, statements, fired };
 }
@@ -189,22 +190,17 @@ export function describeWorkspaceFaults(fx: Fixtures): void {
       let k = 1;
       for (; k <= MAX_STATEMENTS; k++) {
         const before = await lease.read((r) => r.journal.list());
-        let code = "";
-        let fired = 0;
-        let mark = 0;
-        await lease.transact(async (tx) => {
-          await tx.journal.append({ kind: "caller", k });
-          mark = faults.statements.length;
-          faults.arm({ nth: k });
-          code = await codeOf(tx.workspace.apply(changes()));
-          fired = faults.fired;
-          faults.disarm();
-          await tx.journal.append({ kind: "caller-after", k });
-        });
+        const sent = await betweenCallerEvents(
+          lease,
+          faults,
+          (tx) => tx.workspace.apply(changes()),
+          k,
+        );
+        const { code } = sent;
         const events = await lease.read((r) => r.journal.list());
-        if (fired === 0) {
+        if (sent.fired === 0) {
           expect(code).toBe("ok");
-          statements = faults.statements.slice(mark, mark + k - 1);
+          statements = sent.statements;
           expect(events.slice(before.length).map((e) => e.record.kind)).toStrictEqual([
             "caller",
             "workspace.apply",
@@ -212,7 +208,7 @@ export function describeWorkspaceFaults(fx: Fixtures): void {
           ]);
           break;
         }
-        const failed = faults.statements[mark + k - 1];
+        const failed = sent.statements[k - 1];
         const context = `fault at statement ${k}: ${failed}`;
         expect(code, context).toBe("io_error");
         // The journal holds what it held, plus exactly the caller's two events at the old root.
