@@ -28,8 +28,8 @@
  *   parameters: the parameters always go in as one array.
  * - `run` reports lastInsertRowid as a double: beyond 2^53 it is read again
  *   exactly with `last_insert_rowid()`.
- * - A blob is read as an ArrayBuffer: rows are made the port's in place
- *   (`normalizeRow`, below).
+ * - A blob is read as an ArrayBuffer: core's `normalizeRow` makes it a
+ *   Uint8Array, in place.
  */
 import type {
   BeginMode,
@@ -43,7 +43,7 @@ import type {
 import {
   applySettings,
   normalizeInteger,
-  type Row,
+  normalizeRow,
   RunledgerError,
   StatementCache,
   SynchronousTransactions,
@@ -84,16 +84,6 @@ const CACHE_SIZE = 256;
 const CONTROL = /^(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b/;
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
-
-/** A row as the port promises it, in place: integers narrowed, blobs as Uint8Array. */
-function normalizeRow(row: Record<string, unknown>): Row {
-  for (const key in row) {
-    const value = row[key];
-    if (typeof value === "bigint") row[key] = normalizeInteger(value);
-    else if (value instanceof ArrayBuffer) row[key] = new Uint8Array(value);
-  }
-  return row as Row;
-}
 
 /** Opens a handle as every local connection of this adapter has it (`setUp` applies the rest). */
 export function openHandle(open: LocalOpen): LocalHandle {
@@ -152,8 +142,7 @@ export class LocalConnection implements DriverConnection, SynchronousSession {
 
   /** One statement, now: the synchronous core of `execute`, shared with the transaction session. */
   run(sql: string, params: readonly SqlValue[]): QueryResult {
-    this.#checkOpen();
-    if (this.#renewDue && !this.#db.inTransaction) this.#renew();
+    this.#ready();
     if (params.length === 0 && CONTROL.test(sql)) {
       this.script(sql);
       return { rows: [], changes: 0, lastInsertRowid: undefined };
@@ -187,8 +176,7 @@ export class LocalConnection implements DriverConnection, SynchronousSession {
   }
 
   script(sql: string): void {
-    this.#checkOpen();
-    if (this.#renewDue && !this.#db.inTransaction) this.#renew();
+    this.#ready();
     try {
       this.#db.exec(sql);
     } catch (error) {
@@ -317,12 +305,14 @@ export class LocalConnection implements DriverConnection, SynchronousSession {
     }
   }
 
-  #checkOpen(): void {
+  /** Refuses a call on a closed connection; replaces the handle first when a busy failure left it unusable. */
+  #ready(): void {
     if (this.#closed) {
       throw new RunledgerError(
         "connection_closed",
         "this connection is closed; open the run again to go on",
       );
     }
+    if (this.#renewDue && !this.#db.inTransaction) this.#renew();
   }
 }

@@ -40,7 +40,8 @@ export function plainBytes(bytes: Uint8Array): Uint8Array {
 /**
  * A driver's row, a plain object keyed by column name, made what the port
  * promises in place: integers narrowed by `normalizeInteger`, blobs plain
- * `Uint8Array` (`plainBytes`). In place, because a row is read once and
+ * `Uint8Array` (`plainBytes`; a blob read as an ArrayBuffer, as libSQL's
+ * engine reads one, viewed as one). In place, because a row is read once and
  * copying every one would cost more than the conversion.
  */
 export function normalizeRow(row: Record<string, unknown>): Row {
@@ -48,6 +49,7 @@ export function normalizeRow(row: Record<string, unknown>): Row {
     const value = row[key];
     if (typeof value === "bigint") row[key] = normalizeInteger(value);
     else if (value instanceof Uint8Array) row[key] = plainBytes(value);
+    else if (value instanceof ArrayBuffer) row[key] = new Uint8Array(value);
   }
   return row as Row;
 }
