@@ -27,6 +27,7 @@
 
 import type { RunledgerErrorCode } from "./codes.js";
 import { RunledgerError } from "./errors.js";
+import { splitPosix } from "./files.js";
 
 /** The 16 bytes every SQLite database file starts with. */
 const MAGIC = "SQLite format 3\u0000";
@@ -269,7 +270,7 @@ function linkOnce(staging: string, path: string, fs: PublishFileSystem): boolean
 
 /** Syncs the directory `path` is in: its new name then survives a power loss. */
 function syncDirectoryOf(path: string, fs: PublishFileSystem): void {
-  const fd = fs.openSync(path.slice(0, path.lastIndexOf("/")) || "/", "r");
+  const fd = fs.openSync(splitPosix(path).directory, "r");
   try {
     fs.fsyncSync(fd);
   } finally {

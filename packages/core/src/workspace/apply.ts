@@ -232,9 +232,7 @@ async function publishOnGuess(
     throw error;
   });
   if (built === undefined) return undefined;
-  const stored = await objectsToStore(tx, files, built);
-  const result = await publish(publisher, edits, guess, built);
-  return result === undefined ? undefined : { stored, result };
+  return publish(tx, publisher, edits, guess, built, files);
 }
 
 /** Builds on the current root, read under the write lock: its publishing cannot be refused. */
@@ -252,25 +250,33 @@ async function publishOnHead(
     loader,
     await loader.root(head.root, { held: head.rootBytes }),
   );
-  const stored = await objectsToStore(tx, files, built);
-  const result = await publish(publisher, edits, head, built);
-  if (result === undefined) {
+  const published = await publish(tx, publisher, edits, head, built, files);
+  if (published === undefined) {
     throw new RunledgerError(
       "corrupt",
       "the journal refused a new root computed under the write lock; run verify",
     );
   }
-  return { stored, result };
+  return published;
 }
 
-function publish(
+/**
+ * Publishes `built` as the event after `base`, the objects it stores
+ * reckoned first (they decide whether the savepoint must be open).
+ * Undefined, with nothing written, when `base` is no longer the newest event.
+ */
+async function publish(
+  tx: WriteScope,
   publisher: RootPublisher,
   edits: Edits,
   base: RootBase,
   built: BuiltRoot,
-): Promise<ApplyResult | undefined> {
+  files: readonly ObjectRow[],
+): Promise<Published | undefined> {
+  const stored = await objectsToStore(tx, files, built);
   const { event, key } = edits.planned;
-  return publisher.publish(event, base, built.top.id, built.rootBytes, key);
+  const result = await publisher.publish(event, base, built.top.id, built.rootBytes, key);
+  return result === undefined ? undefined : { stored, result };
 }
 
 /** The new top, built from `root` with the nodes `loader` has at hand. */
@@ -324,8 +330,7 @@ async function objectsToStore(
   const nodes = builtBelow(built.loader, built.top);
   const held = built.rootBytes !== undefined;
   const rows = [...files, ...nodeRows(held ? nodes.filter((node) => node !== built.top) : nodes)];
-  const guarding = rows.length > 0 ? tx.guard() : undefined;
-  if (guarding !== undefined) await guarding;
+  if (rows.length > 0) await tx.guard();
   return { nodes, rows };
 }
 
