@@ -8,21 +8,13 @@ import { libsqlDriver } from "@runledger/adapter-libsql";
 import { type DriverConnection, isRunledgerError } from "@runledger/core/port";
 import Libsql from "libsql";
 import { describe, expect, it } from "vitest";
+import { failureOf } from "./support/failures.js";
 import { temporaryDatabases } from "./support/temporary.js";
 
 const newPath = temporaryDatabases("local");
 
 async function openConnection(path: string, busyTimeoutMs = 1000): Promise<DriverConnection> {
   return libsqlDriver().open(path, { create: true, readOnly: false, busyTimeoutMs });
-}
-
-async function failureOf(action: () => Promise<unknown>): Promise<unknown> {
-  try {
-    await action();
-  } catch (error) {
-    return error;
-  }
-  throw new Error("expected a failure");
 }
 
 describe("adapter-libsql, a local file: failed statements", () => {
