@@ -23,7 +23,7 @@ import {
 import { addMastraStep, newMastraSnapshot } from "../mastra.js";
 import { type RawShape, rawSteps } from "../raw-remote.js";
 
-type Workload = "append" | "step";
+type Workload = "append" | "step" | "optimistic step";
 type Where = "file" | "http" | "ws";
 
 const CREATE = { workflowId: "bench", runId: "remote" };
@@ -40,7 +40,7 @@ export const remoteSuite: Suite = {
       const locationFor = (where: Where, file: string) =>
         where === "file" ? file : server.namespaceUrl(`bench${++next}`, where);
       const count = (where: Where, workload: Workload) => {
-        const base = context.quick ? 20 : where === "http" && workload === "step" ? 100 : 300;
+        const base = context.quick ? 20 : where === "http" && workload !== "append" ? 100 : 300;
         return base;
       };
       const contender = (where: Where, workload: Workload): Contender => ({
@@ -89,6 +89,7 @@ export const remoteSuite: Suite = {
           contender(where, workload),
         );
         if (workload === "step") {
+          contenders.push(contender("ws", "optimistic step"), contender("http", "optimistic step"));
           contenders.push(mastra("ws"), mastra("http"));
           for (const where of ["ws", "http"] as const) {
             contenders.push(raw(where, "one"), raw(where, "two"));
@@ -113,7 +114,8 @@ export const remoteSuite: Suite = {
         notes: [
           "adapter-libsql (libsqlDriver) for all three; local file: WAL, synchronous=NORMAL; server: sqld 0.24.32 on 127.0.0.1 (its own durability settings), one namespace per run",
           "append: lease.transact(tx => tx.journal.append(record)); step: lease.transact(tx => tx.workspace.apply({ put: one ~40-byte file }, { event }))",
-          "a runledger step is 2 requests (BEGIN with its savepoint and event, whose answer core reads; then the new tree nodes, the release and COMMIT); an append 2; over http each request is an HTTP request, ws keeps one connection",
+          "a runledger step is 2 requests (BEGIN with its savepoint and event, whose answer core reads; then the new tree nodes and COMMIT); an append 2; over http each request is an HTTP request, ws keeps one connection",
+          "optimistic step: the same with lease.transact(fn, { optimistic: true }): BEGIN, the event, its nodes and COMMIT in one request (one writer, so no step is refused and run again)",
           "raw: @libsql/client itself, a ~200 B node row and a journal-sized event row in one write transaction: '1 request' = client.batch([...], 'write'); '2 requests' = the event in a transaction's first request, then the node with COMMIT",
         ],
         tables: [
@@ -164,11 +166,13 @@ async function repeat(lease: RunLease, workload: Workload, n: number): Promise<v
     if (workload === "append") {
       await lease.transact((tx) => tx.journal.append({ step: i, note: "appended" }));
     } else {
-      await lease.transact((tx) =>
-        tx.workspace.apply(
-          { put: { [`steps/${i}.json`]: `{"step":${i},"ok":true}` } },
-          { event: { step: i } },
-        ),
+      await lease.transact(
+        (tx) =>
+          tx.workspace.apply(
+            { put: { [`steps/${i}.json`]: `{"step":${i},"ok":true}` } },
+            { event: { step: i } },
+          ),
+        { optimistic: workload === "optimistic step" },
       );
     }
   }

@@ -1,4 +1,4 @@
-import type { Client, ResultSet, Transaction } from "@libsql/client";
+import type { Client, ResultSet } from "@libsql/client";
 import type {
   BeginMode,
   ConnectionSettings,
@@ -11,7 +11,7 @@ import { normalizeInteger, transactionActiveError } from "@runledger/core/port";
 import { translate } from "./errors.js";
 import { finalizerTurns } from "./finalizers.js";
 import { RemoteRetry, readOnlyRefusal, readOnlyRemote } from "./remote.js";
-import { beginRemote } from "./remote-transaction.js";
+import { beginRemote, type RemoteTransaction } from "./remote-transaction.js";
 import { ReplicaRead } from "./replica-read.js";
 import { fromResultSet, toDriverParams } from "./values.js";
 
@@ -42,8 +42,8 @@ export class LibsqlConnection implements DriverConnection {
    * file (no background sync), "server" when they are transactions there.
    */
   readonly #replica: "local" | "server" | undefined;
-  /** The client's transaction most recently begun, ended on close if still open. */
-  #lastTransaction: Transaction | undefined;
+  /** The transaction most recently begun on the server, ended on close if still open. */
+  #lastTransaction: RemoteTransaction | undefined;
   #closed = false;
 
   constructor(
@@ -128,21 +128,18 @@ export class LibsqlConnection implements DriverConnection {
     }
     if (mode === "deferred" && this.#replica === "local") return new ReplicaRead(this.#client);
     // A remote client would open a second stream; the port allows one transaction at a time.
-    if (this.#lastTransaction !== undefined && !this.#lastTransaction.closed) {
-      throw transactionActiveError();
-    }
-    return beginRemote({
+    if (this.#lastTransaction?.open === true) throw transactionActiveError();
+    this.#lastTransaction = beginRemote({
       // A read snapshot is a read transaction: a replica (a server, or an
       // embedded replica's file) serves it itself instead of forwarding it.
       open: () => this.#client.transaction(mode === "immediate" ? "write" : "read"),
+      whole: (statements) => this.#client.batch(statements, "write"),
       readOnly: this.#readOnly,
       // BEGIN goes with the first statement, after core's retry of begin:
       // a busy answer to it is waited out here, for the caller's whole deadline.
       busyDeadlineMs: this.#busyDeadlineMs,
-      opened: (transaction) => {
-        this.#lastTransaction = transaction;
-      },
     });
+    return this.#lastTransaction;
   }
 
   /** A server owns its journal and durability settings: nothing to set. */

@@ -1,8 +1,12 @@
 /**
  * A transaction on a libSQL server, sent in as few round trips as the
  * protocol allows. Three things differ from a local one:
- * - The client sends BEGIN together with the first statement, and the write
- *   lock is taken there: no statement of its own. A server that answers
+ * - Nothing is sent, not even the client's stream opened, until a statement
+ *   needs its answer. The client sends BEGIN together with the first
+ *   statement, and the write lock is taken there: no statement of its own.
+ *   A transaction whose every statement was held back (below) reaches the
+ *   server at COMMIT as one request: BEGIN, the statements, COMMIT, as the
+ *   client's own write batch sends them. A server that answers
  *   busy answers that first request, whose BEGIN then failed, so nothing of
  *   it ran: it is sent again on a new transaction, with growing pauses,
  *   until the connection's busy deadline (as core retries a local BEGIN
@@ -14,7 +18,8 @@
  *   a failure names the statement that failed. The failure of a held-back
  *   statement surfaces at a later call, so it ends the transaction (`active`
  *   false: core dooms it, and it is never committed). A step (a savepoint,
- *   its event, its nodes, its release, the commit) is two round trips.
+ *   its event, its nodes, its release, the commit) is two round trips; one
+ *   when core sends its event held back too (an optimistic transaction).
  * - The server may end the transaction by itself (sqld takes a write lock
  *   away after 5 s while another writer waits, and an idle HTTP stream
  *   expires): every statement it ran is rolled back, later statements are
@@ -44,16 +49,16 @@ import { toDriverParams } from "./values.js";
 /** How a remote transaction is (re)opened, and how long a busy server is waited for. */
 export interface RemoteBegin {
   readonly open: () => Promise<Transaction>;
+  /** Sends `statements` as one write transaction of their own: BEGIN, each in turn, COMMIT. */
+  readonly whole: (statements: InStatement[]) => Promise<unknown>;
   readonly readOnly: boolean;
   /** Until when a first request the server answered busy is sent again (the caller's whole deadline). */
   readonly busyDeadlineMs: number;
-  /** Told of each client transaction opened, so the connection can close the current one. */
-  readonly opened: (transaction: Transaction) => void;
 }
 
-/** Begins a transaction on the server: nothing is sent until its first statement. */
-export async function beginRemote(begin: RemoteBegin): Promise<RemoteTransaction> {
-  return new RemoteTransaction(await openTransaction(begin), begin);
+/** Begins a transaction on the server: nothing is sent until a statement needs its answer. */
+export function beginRemote(begin: RemoteBegin): RemoteTransaction {
+  return new RemoteTransaction(begin);
 }
 
 async function openTransaction(begin: RemoteBegin): Promise<Transaction> {
@@ -63,7 +68,6 @@ async function openTransaction(begin: RemoteBegin): Promise<Transaction> {
   } catch (error) {
     throw translate(error, "begin failed", true);
   }
-  begin.opened(transaction);
   return transaction;
 }
 
@@ -73,7 +77,10 @@ const HELD_BACK = /^(SAVEPOINT|RELEASE) [A-Za-z_][A-Za-z0-9_]*$/;
 const NO_ROWS: QueryResult = { rows: [], changes: 0, lastInsertRowid: undefined };
 
 export class RemoteTransaction implements DriverTransaction {
-  #transaction: Transaction;
+  /** The client's transaction, once opened (when the first request is sent). */
+  #transaction: Transaction | undefined;
+  /** Its opening, shared by calls made side by side (an unawaited call and the next one). */
+  #opening: Promise<Transaction> | undefined;
   readonly #begin: RemoteBegin;
   /** Statements held back (HELD_BACK, or sent `later`), in order, not yet sent. */
   readonly #held: InStatement[] = [];
@@ -83,19 +90,27 @@ export class RemoteTransaction implements DriverTransaction {
   /** A failure proved the server no longer holds this transaction. */
   #ended = false;
 
-  constructor(transaction: Transaction, begin: RemoteBegin) {
-    this.#transaction = transaction;
+  constructor(begin: RemoteBegin) {
     this.#begin = begin;
   }
 
   /** Whether the server still holds the transaction, as far as its answers have told (see above). */
   get active(): boolean {
-    return !this.#finished && !this.#ended && !this.#transaction.closed;
+    return !this.#finished && !this.#ended && !this.#closed;
   }
 
-  /** The client's transaction, for the connection to end on close. */
-  get client(): Transaction {
-    return this.#transaction;
+  /** Not yet committed or rolled back, and not closed by the client: the connection's one transaction. */
+  get open(): boolean {
+    return !this.#finished && !this.#closed;
+  }
+
+  /** Ends the client's transaction, if one was opened (the connection's close). */
+  close(): void {
+    this.#transaction?.close();
+  }
+
+  get #closed(): boolean {
+    return this.#transaction?.closed ?? false;
   }
 
   async execute(
@@ -126,7 +141,7 @@ export class RemoteTransaction implements DriverTransaction {
     if (this.#begin.readOnly) throw readOnlyRefusal("run a script");
     if (this.#held.length > 0) await this.#send(undefined, "statement failed");
     try {
-      await this.#transaction.executeMultiple(sql);
+      await (await this.#opened()).executeMultiple(sql);
       this.#begun = true;
     } catch (error) {
       throw this.#failure(error, "script failed", sql);
@@ -135,23 +150,30 @@ export class RemoteTransaction implements DriverTransaction {
 
   async commit(): Promise<void> {
     this.#checkOpen();
-    const batch: InStatement[] =
-      this.#begun || this.#held.some(isWrite) ? [...this.#held, "COMMIT"] : [];
+    // A SAVEPOINT or RELEASE still held at COMMIT is dropped: a failure of any
+    // statement sent with COMMIT ends the whole transaction (none of it is
+    // committed), so no savepoint of them is ever rolled back to, and COMMIT
+    // releases every savepoint.
+    const held = this.#held.filter(isWrite);
     this.#held.length = 0;
+    // Nothing sent yet, and held-back writes: the whole transaction in one request.
+    if (!this.#begun && held.length > 0) return this.#commitWhole(held);
+    const batch: InStatement[] = this.#begun ? [...held, "COMMIT"] : [];
+    const transaction = this.#transaction;
     try {
-      if (batch.length > 1) {
+      if (batch.length > 1 && transaction !== undefined) {
         // The held-back statements and COMMIT in one round trip; the client sees a batch, so its
         // transaction is closed here, as its own commit would close it.
-        await this.#transaction.batch(batch);
-        this.#transaction.close();
-      } else {
+        await transaction.batch(batch);
+        transaction.close();
+      } else if (transaction !== undefined) {
         // Held-back statements of a transaction that sent nothing else change nothing: dropped.
-        await this.#transaction.commit();
+        await transaction.commit();
       }
       this.#finished = true;
     } catch (error) {
       if (transactionLost(error)) {
-        this.#transaction.close();
+        transaction?.close();
         this.#finished = true;
         throw transactionTimeout("commit failed", error);
       }
@@ -165,25 +187,56 @@ export class RemoteTransaction implements DriverTransaction {
     }
   }
 
+  /**
+   * A transaction none of whose statements was sent: BEGIN, the statements
+   * and COMMIT as one write batch of the client's (one request, the stream
+   * opened and closed with it). Each statement runs only if the one before
+   * it succeeded, and a failure rolls it all back. A busy server answers
+   * its BEGIN, before anything ran: it is sent again until the busy
+   * deadline, as a first request is (#send).
+   */
+  async #commitWhole(statements: InStatement[]): Promise<void> {
+    const retry = new RemoteRetry(this.#begin.busyDeadlineMs);
+    for (;;) {
+      try {
+        await this.#begin.whole(statements);
+        this.#finished = true;
+        return;
+      } catch (error) {
+        // The batch rolled itself back (or never began): nothing is left to undo.
+        this.#ended = true;
+        const index = (error as { statementIndex?: unknown } | null)?.statementIndex;
+        const translated = translate(error, "commit failed", true);
+        // A statement's failure names its index; BEGIN's does not, and only BEGIN waits on the lock.
+        if (typeof index === "number" || translated.code !== "busy") throw translated;
+        await retry.afterFailure(translated);
+      }
+    }
+  }
+
   async rollback(): Promise<void> {
     this.#checkOpen();
     this.#finished = true;
     // Never sent, so nothing of them is on the server.
     this.#held.length = 0;
-    if (this.#transaction.closed) return;
+    // A call still on its way (work the callback left behind) may be opening it: wait for that,
+    // so the undo follows the call instead of leaving its BEGIN holding the lock.
+    const transaction = await this.#opening?.catch(() => undefined);
+    // Never opened, or closed: nothing of it is on the server.
+    if (transaction === undefined || transaction.closed) return;
     if (this.#ended) {
       // Nothing of it is left on the server to undo.
-      this.#transaction.close();
+      transaction.close();
       return;
     }
     try {
-      await this.#transaction.rollback();
+      await transaction.rollback();
     } catch (error) {
       // The server ended the transaction already (its lock taken away, its
       // stream expired, the connection lost): nothing of it was committed,
       // nothing is left to undo.
       const translated = translate(error, "rollback failed", true);
-      this.#transaction.close();
+      transaction.close();
       if (endsTransaction(translated, error)) return;
       throw translated;
     }
@@ -201,8 +254,9 @@ export class RemoteTransaction implements DriverTransaction {
     if (statement !== undefined) batch.push(statement);
     const retry = this.#begun ? undefined : new RemoteRetry(this.#begin.busyDeadlineMs);
     for (;;) {
+      const transaction = await this.#opened();
       try {
-        const results = await this.#transaction.batch(batch);
+        const results = await transaction.batch(batch);
         this.#begun = true;
         return statement === undefined ? undefined : results.at(-1);
       } catch (error) {
@@ -211,16 +265,26 @@ export class RemoteTransaction implements DriverTransaction {
         // A held-back statement's failure reaches a caller that did not make it: the
         // transaction ends here, and is never committed.
         if (statement === undefined || index < batch.length - 1) this.#ended = true;
-        if (retry === undefined || !this.#transaction.closed || translated.code !== "busy") {
+        if (retry === undefined || !transaction.closed || translated.code !== "busy") {
           this.#begun = true;
           throw translated;
         }
         // BEGIN was refused: nothing of this transaction ran. Wait, then begin again.
         this.#ended = false;
         await retry.afterFailure(translated);
-        this.#transaction = await openTransaction(this.#begin);
+        this.#transaction = undefined;
+        this.#opening = undefined;
       }
     }
+  }
+
+  /** The client's transaction, opened by the first call that needs it. */
+  #opened(): Promise<Transaction> {
+    this.#opening ??= openTransaction(this.#begin).then((transaction) => {
+      this.#transaction = transaction;
+      return transaction;
+    });
+    return this.#opening;
   }
 
   /** A failure as the port's error, noting when it proves the transaction ended. */

@@ -140,6 +140,37 @@ describe("remote libSQL: failures a server adds", () => {
     }, 60_000);
   }
 
+  for (const protocol of ["http", "ws"] as const) {
+    it(`over ${protocol}: an optimistic transaction whose server is gone at its COMMIT is commit_unknown, and its callback is not run again`, async () => {
+      const dying = await startSqld({ namespaces: true });
+      const store = new RunStore({ driver: libsqlDriver({ adminUrl: dying.adminUrl as string }) });
+      try {
+        const location = dying.namespaceUrl(`gone${process.pid}n${++next}`, protocol);
+        const lease = await store.open(location, { create: CREATE });
+        await lease.transact((tx) => tx.journal.append({ before: true }));
+        let calls = 0;
+        const failure = await failureOf(() =>
+          lease.transact(
+            async (tx) => {
+              calls += 1;
+              // Sent with COMMIT, which finds no server: whether it landed is unknown to the client.
+              await tx.workspace.apply({ put: { "lost.txt": "never lands" } }, { event: { n: 1 } });
+              if (calls === 1) await dying.crash();
+            },
+            { optimistic: true },
+          ),
+        );
+        expect(failure.code, failure.message).toBe("commit_unknown");
+        expect(calls).toBe(1);
+        await dying.restart();
+        expect((await events(lease)).map((e) => e.record)).toStrictEqual([{ before: true }]);
+      } finally {
+        await store.close();
+        await dying.stop();
+      }
+    }, 60_000);
+  }
+
   it("an HTTP stream idle past the server's limit fails stream_expired and commits nothing; a WebSocket one does not expire", async () => {
     const outcomes = await Promise.all(
       (["http", "ws"] as const).map(async (protocol) => {

@@ -4,8 +4,10 @@
  * each request is a fetch this test sees: BEGIN goes with the first
  * statement (the write lock taken there), core's SAVEPOINT and RELEASE and a
  * step's new tree nodes with the statements after them, and what a
- * savepoint held back is never sent when nothing else was. The stream's close is sent after COMMIT without
- * waiting for its answer, so it is not counted.
+ * savepoint held back is never sent when nothing else was; an optimistic
+ * transaction whose every statement was held back goes whole, in one
+ * request. The stream's close is sent after COMMIT without waiting for its
+ * answer, so it is not counted.
  */
 import { libsqlDriver } from "@runledger/adapter-libsql";
 import { resolveLocalhostSubdomains, startSqld } from "@runledger/conformance/sqld";
@@ -74,7 +76,7 @@ describe("remote libSQL: round trips", () => {
     }
   });
 
-  it("a workspace step is two requests: its savepoint with the event, its tree nodes and release with COMMIT", async () => {
+  it("a workspace step is two requests: its savepoint with the event, its tree nodes with COMMIT", async () => {
     const { lease, close } = await openRun();
     try {
       const sent = await requestsOf(() =>
@@ -86,8 +88,10 @@ describe("remote libSQL: round trips", () => {
       for (const part of ["BEGIN IMMEDIATE", "SAVEPOINT runledger_sp_1", "INSERT INTO journal"]) {
         expect(sent[0]).toContain(part);
       }
-      // The nodes' statement is named by the id the client gave its text the first time.
-      for (const part of ["RELEASE runledger_sp_1", "COMMIT"]) expect(sent[1]).toContain(part);
+      // The nodes' statement is named by the id the client gave its text the first time. A
+      // RELEASE still held at COMMIT is not sent: COMMIT releases every savepoint.
+      expect(sent[1]).toContain("COMMIT");
+      expect(sent[1]).not.toContain("RELEASE");
       const events = await lease.read((r) => r.journal.list());
       expect(events.at(-1)?.record).toStrictEqual({ step: 1 });
       // The held-back nodes landed with the step: the new root reads, and the run verifies.
@@ -95,6 +99,81 @@ describe("remote libSQL: round trips", () => {
       expect(new TextDecoder().decode(step)).toBe('{"step":1}');
       expect((await lease.verify()).ok).toBe(true);
     } finally {
+      await close();
+    }
+  });
+
+  it("an optimistic step on a lease that saw the newest event is one request: BEGIN, the event, its nodes, COMMIT", async () => {
+    const { lease, close } = await openRun();
+    try {
+      const sent = await requestsOf(() =>
+        lease.transact(
+          (tx) => tx.workspace.apply({ put: { "a/1.json": '{"step":1}' } }, { event: { step: 1 } }),
+          { optimistic: true },
+        ),
+      );
+      expect(sent).toHaveLength(1);
+      for (const part of ["BEGIN IMMEDIATE", "INSERT INTO journal", "COMMIT"]) {
+        expect(sent[0]).toContain(part);
+      }
+      // Nothing could be undone alone inside one request: no savepoint is sent.
+      expect(sent[0]).not.toContain("SAVEPOINT");
+      const step = await lease.read((r) => r.workspace.read("a/1.json"));
+      expect(new TextDecoder().decode(step)).toBe('{"step":1}');
+      expect((await lease.verify()).ok).toBe(true);
+    } finally {
+      await close();
+    }
+  });
+
+  it("an optimistic append is one request; a keyed one two (its key read first)", async () => {
+    const { lease, close } = await openRun();
+    try {
+      const append = () =>
+        lease.transact((tx) => tx.journal.append({ n: 1 }), { optimistic: true });
+      expect(await requestsOf(append)).toHaveLength(1);
+      const keyed = await requestsOf(() =>
+        lease.transact((tx) => tx.journal.append({ n: 2 }), { key: "k", optimistic: true }),
+      );
+      expect(keyed).toHaveLength(2);
+      expect(keyed[0]).toContain("run_transaction");
+      expect(keyed[1]).toContain("COMMIT");
+      const records = (await lease.read((r) => r.journal.list())).map((e) => e.record);
+      expect(records.slice(-2)).toStrictEqual([{ n: 1 }, { n: 2 }]);
+    } finally {
+      await close();
+    }
+  });
+
+  it("an optimistic step on a stale view is refused whole, then sent the ordinary way from the newest event: four requests, landed once", async () => {
+    const { lease, close } = await openRun();
+    const other = new RunStore({ driver: libsqlDriver({ adminUrl: server.adminUrl as string }) });
+    try {
+      const otherLease = await other.open(lease.location);
+      await otherLease.transact((tx) => tx.journal.append({ by: "other" }));
+      let calls = 0;
+      const sent = await requestsOf(() =>
+        lease.transact(
+          (tx) => {
+            calls += 1;
+            return tx.workspace.apply({ put: { "a/1.json": "{}" } }, { event: { step: 1 } });
+          },
+          { optimistic: true },
+        ),
+      );
+      expect(calls).toBe(2);
+      // The whole transaction, refused; then the newest event read, the event, COMMIT.
+      expect(sent).toHaveLength(4);
+      expect(sent[0]).toContain("COMMIT");
+      expect(sent[1]).toContain("BEGIN IMMEDIATE");
+      expect(sent[1]).not.toContain("INSERT INTO journal");
+      expect(sent[2]).toContain("INSERT INTO journal");
+      expect(sent[3]).toContain("COMMIT");
+      const records = (await lease.read((r) => r.journal.list())).map((e) => e.record);
+      expect(records.slice(-2)).toStrictEqual([{ by: "other" }, { step: 1 }]);
+      expect((await lease.verify()).ok).toBe(true);
+    } finally {
+      await other.close();
       await close();
     }
   });

@@ -25,6 +25,7 @@ import { describeJournalChain } from "./families/journal-chain.js";
 import { describeKeyedTransactions } from "./families/keyed-transactions.js";
 import { describeKilledWriter } from "./families/killed-writer.js";
 import { describeOpenCost } from "./families/open-cost.js";
+import { describeOptimisticTransactions } from "./families/optimistic-transactions.js";
 import { describeOtherEncodings } from "./families/other-encodings.js";
 import { describePrefixListing } from "./families/prefix-listing.js";
 import { describeReadModel } from "./families/read-model.js";
@@ -93,6 +94,7 @@ export function describeConformance(subject: ConformanceSubject): void {
     describeOtherEncodings(fixtures);
     describeRunJournal(fixtures);
     describeKeyedTransactions(fixtures);
+    describeOptimisticTransactions(fixtures);
     describeJournalChain(fixtures);
     describeCrossAdapter(fixtures);
     describeCommitLog(fixtures);

@@ -1,8 +1,10 @@
 // One worker process of the many-workers test (remote-workers.test.ts): it
 // writes `steps` workspace steps (an apply with its journal event) on one
-// remote run, each in its own transaction, and prints one line per step the
-// store acknowledged: {"worker","step","sequence"}. A failure is printed as
-// {"failed": code} and ends the process with code 1.
+// remote run, each in its own transaction (optimistic when its fifth argument
+// says "optimistic"), and prints one line per step the store acknowledged:
+// {"worker","step","sequence","calls"} (calls: how many times the step's
+// callback ran). A failure is printed as {"failed": code} and ends the
+// process with code 1.
 import { libsqlDriver } from "@runledger/adapter-libsql";
 import { resolveLocalhostSubdomains } from "@runledger/conformance/sqld";
 import { RunStore } from "@runledger/core";
@@ -11,17 +13,23 @@ import { RunStore } from "@runledger/core";
 resolveLocalhostSubdomains();
 
 const [url, worker, steps] = [process.argv[2], Number(process.argv[3]), Number(process.argv[4])];
+const optimistic = process.argv[5] === "optimistic";
 const store = new RunStore({ driver: libsqlDriver(), busyTimeoutMs: 60_000 });
 try {
   const lease = await store.open(url, { create: { workflowId: "workers", runId: "shared" } });
   for (let step = 0; step < steps; step++) {
-    const { sequence } = await lease.transact((tx) =>
-      tx.workspace.apply(
-        { put: { [`worker-${worker}/step-${step}.txt`]: `worker ${worker} step ${step}` } },
-        { event: { worker, step } },
-      ),
+    let calls = 0;
+    const { sequence } = await lease.transact(
+      (tx) => {
+        calls += 1;
+        return tx.workspace.apply(
+          { put: { [`worker-${worker}/step-${step}.txt`]: `worker ${worker} step ${step}` } },
+          { event: { worker, step } },
+        );
+      },
+      { optimistic },
     );
-    process.stdout.write(`${JSON.stringify({ worker, step, sequence })}\n`);
+    process.stdout.write(`${JSON.stringify({ worker, step, sequence, calls })}\n`);
   }
   await store.close();
 } catch (error) {

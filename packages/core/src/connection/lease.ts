@@ -5,7 +5,11 @@
  */
 import type { AsyncContext } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
-import { runReadTransaction, runWriteTransaction } from "../transaction/owner.js";
+import {
+  runReadTransaction,
+  runWriteTransaction,
+  type WriteOptions,
+} from "../transaction/owner.js";
 import type { ReadScope, WriteScope } from "../transaction/scope.js";
 import type { Entry } from "./entry.js";
 
@@ -69,8 +73,14 @@ export class Lease {
     return this.#entry.readOnly;
   }
 
-  /** The only way to write: BEGIN IMMEDIATE → fn(tx) → COMMIT, ROLLBACK on any throw. */
-  transact<T>(fn: (tx: WriteScope) => Promise<T>): Promise<T> {
+  /**
+   * The only way to write: BEGIN IMMEDIATE → fn(tx) → COMMIT, ROLLBACK on any
+   * throw. `options` is the run API's (`RunLease.transact`'s `optimistic`).
+   */
+  transact<T>(
+    fn: (tx: WriteScope) => Promise<T>,
+    /** @internal */ options?: WriteOptions,
+  ): Promise<T> {
     if (this.#entry.readOnly) {
       return Promise.reject(
         new RunledgerError(
@@ -81,7 +91,7 @@ export class Lease {
       );
     }
     return this.#operate("transact", () =>
-      runWriteTransaction(this.#entry, fn, this.#owner.busyTimeoutMs),
+      runWriteTransaction(this.#entry, fn, this.#owner.busyTimeoutMs, options),
     );
   }
 

@@ -32,14 +32,28 @@ import type { AppendResult, RunContext, RunStatus } from "./types.js";
 // event's when the root is the same (an append). Before the first event, the
 // base is sequence 0 with the digest the first event chains from, and no row
 // is looked for. Each value is bound once, named by the one-row `e`.
-const APPEND_AFTER = `INSERT INTO journal (sequence, event_id, idempotency_key, record, root_id, root_node, written_at, digest)
+const APPEND_ROW = (
+  digest: string,
+) => `INSERT INTO journal (sequence, event_id, idempotency_key, record, root_id, root_node, written_at, digest)
 SELECT e.sequence, e.event_id, e.idempotency_key, e.record, e.root_id,
   coalesce(e.root_node,
     (SELECT j.root_node FROM journal AS j WHERE j.sequence = e.base AND j.root_id = e.root_id)),
-  e.written_at, e.digest
+  e.written_at, ${digest}
 FROM (SELECT ? AS sequence, ? AS event_id, ? AS idempotency_key, ? AS record, ? AS root_id,
-  ? AS root_node, ? AS written_at, ? AS digest, ? AS base, ? AS first_link, ? AS previous) AS e
-WHERE coalesce((SELECT j.digest FROM journal AS j WHERE j.sequence = e.base), e.first_link) = e.previous`;
+  ? AS root_node, ? AS written_at, ? AS digest, ? AS base, ? AS first_link, ? AS previous) AS e`;
+const BASE_IS_NEWEST = `coalesce((SELECT j.digest FROM journal AS j WHERE j.sequence = e.base), e.first_link) = e.previous`;
+const APPEND_AFTER = `${APPEND_ROW("e.digest")}
+WHERE ${BASE_IS_NEWEST}`;
+
+// The same row sent with its answer assumed (an optimistic transaction on a
+// server, WriteScope.assumeAnswer): a stale base must fail it, not leave it
+// unwritten, since nobody reads how many rows it changed. So the check moves
+// into the row: a base that is not the stored one makes the digest NULL,
+// which the column refuses; a base with events after it makes a sequence
+// the gap-free trigger refuses. The transaction then fails whole.
+const APPEND_ASSUMED = APPEND_ROW(`CASE WHEN ${BASE_IS_NEWEST} THEN e.digest END`);
+
+const LATER = { later: true } as const;
 
 const BY_KEY = `SELECT sequence, event_id, record, root_id FROM journal WHERE idempotency_key = ?`;
 
@@ -230,23 +244,28 @@ export class JournalWriter extends JournalReader {
       root: row.root,
       writtenAt,
     });
+    const params = [
+      sequence,
+      row.eventId,
+      row.key,
+      row.text,
+      row.root,
+      row.rootBytes ?? null,
+      writtenAt,
+      digest,
+      base.sequence,
+      // Only before the first event may the base be missing: a guess of a
+      // rolled-back event names a sequence no row holds, and writes nothing.
+      base.sequence === 0 ? previous : null,
+      previous,
+    ];
     // One await on the way of every step: the failure rules are called only on a failure.
     try {
-      const { changes } = await this.executor.execute(APPEND_AFTER, [
-        sequence,
-        row.eventId,
-        row.key,
-        row.text,
-        row.root,
-        row.rootBytes ?? null,
-        writtenAt,
-        digest,
-        base.sequence,
-        // Only before the first event may the base be missing: a guess of a
-        // rolled-back event names a sequence no row holds, and writes nothing.
-        base.sequence === 0 ? previous : null,
-        previous,
-      ]);
+      if (this.#scope.assumeAnswer()) {
+        await this.executor.execute(APPEND_ASSUMED, params, LATER);
+        return digest;
+      }
+      const { changes } = await this.executor.execute(APPEND_AFTER, params);
       return changes === 1 ? digest : undefined;
     } catch (error) {
       let failure: unknown = error;

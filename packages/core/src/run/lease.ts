@@ -10,6 +10,7 @@ import type { VerifyProgress } from "../workspace/verify.js";
 import type { RootHint } from "./journal.js";
 import { type RunMarks, RunSnapshot, RunTransaction } from "./scopes.js";
 import {
+  checkOptimistic,
   checkTransactionKey,
   claimKey,
   recordKey,
@@ -62,22 +63,26 @@ export class RunLease {
    * flight — safe.
    */
   transact<T>(fn: (tx: RunTransaction) => Promise<T>, options: TransactOptions = {}): Promise<T> {
-    checkNames(options, ["key"], "transact's options");
-    const { key } = options;
+    checkNames(options, ["key", "optimistic"], "transact's options");
+    const { key, optimistic } = options;
     if (key !== undefined) checkTransactionKey(key);
+    if (optimistic !== undefined) checkOptimistic(optimistic);
+    const sending = optimistic === true ? { optimistic } : undefined;
     const note = this.#note;
     const marks: RunMarks | undefined = note === undefined ? undefined : { statusChanged: false };
-    const work =
-      key === undefined
-        ? (scope: WriteScope) => fn(new RunTransaction(scope, this.#context, this.#hint, marks))
-        : async (scope: WriteScope) => {
-            const { before } = await claimKey(scope, key);
-            const result = await fn(new RunTransaction(scope, this.#context, this.#hint, marks));
-            await recordKey(scope, key, before, this.#context.clock());
-            return result;
-          };
-    if (note === undefined) return this.#lease.transact(work);
-    return this.#lease.transact(work).then(async (result) => {
+    const hint = this.#hint;
+    let attempts = 0;
+    const context = this.#context;
+    // Not async when unkeyed: a step's own frame, on the hot path.
+    const work = (scope: WriteScope): Promise<T> => {
+      // A second run of an optimistic transaction: the server refused the first, so the view it
+      // was sent on is not trusted; this run reads the newest event under the write lock.
+      if (++attempts > 1) forget(hint);
+      const run = () => fn(new RunTransaction(scope, context, hint, marks));
+      return key === undefined ? run() : keyed(scope, key, context, run);
+    };
+    if (note === undefined) return this.#lease.transact(work, sending);
+    return this.#lease.transact(work, sending).then(async (result) => {
       // After the commit, never inside it: the catalog is another database (catalog/link.ts).
       if (marks?.statusChanged === true) await note(this);
       return result;
@@ -109,4 +114,24 @@ export class RunLease {
   [Symbol.asyncDispose](): Promise<void> {
     return this.release();
   }
+}
+
+/** A keyed transaction's work: its key claimed first, recorded last (./transaction-keys.ts). */
+async function keyed<T>(
+  scope: WriteScope,
+  key: string,
+  context: RunContext,
+  run: () => Promise<T>,
+): Promise<T> {
+  const { before } = await claimKey(scope, key);
+  const result = await run();
+  await recordKey(scope, key, before, context.clock());
+  return result;
+}
+
+/** Drops a lease's view of the newest event: the next write reads it. */
+function forget(hint: RootHint): void {
+  hint.root = undefined;
+  hint.sequence = undefined;
+  hint.digest = undefined;
 }

@@ -29,6 +29,16 @@ export interface TransactOptions {
    * second call — runs nothing and fails `already_landed`. 1 to 512 characters.
    */
   readonly key?: string;
+  /**
+   * On a server, send the transaction in one request where core can: the
+   * lease's last view of the run is assumed current, and a step's event and
+   * the COMMIT go together, unanswered. If another writer moved the run
+   * meanwhile (or the server refused anything else), nothing of it lands and
+   * `fn` runs once more the ordinary way, whose outcome is the answer. So
+   * `fn` may run twice: it must do nothing outside `tx` that it cannot do
+   * twice. A local file ignores it (`fn` runs once). Default false.
+   */
+  readonly optimistic?: boolean;
 }
 
 /** Refuses a key the table would refuse, before a transaction starts. */
@@ -37,6 +47,16 @@ export function checkTransactionKey(key: unknown): asserts key is string {
     throw new RunledgerError(
       "invalid_argument",
       `transact's key is a string of 1 to ${MAX_KEY_LENGTH} characters; got ${describe(key)}; nothing was written`,
+    );
+  }
+}
+
+/** Refuses an `optimistic` that is not a boolean, before a transaction starts. */
+export function checkOptimistic(optimistic: unknown): asserts optimistic is boolean {
+  if (typeof optimistic !== "boolean") {
+    throw new RunledgerError(
+      "invalid_argument",
+      `transact's optimistic is true or false; got ${describe(optimistic)}; nothing was written`,
     );
   }
 }
@@ -66,11 +86,13 @@ export async function recordKey(
   before: number,
   committedAt: number,
 ): Promise<void> {
+  // Its answer is not read: a server may send it with COMMIT (a failure then fails the commit).
   await scope.execute(
     `INSERT INTO run_transaction (key, first_sequence, last_sequence, committed_at)
      SELECT ?, CASE WHEN newest > ? THEN ? END, CASE WHEN newest > ? THEN newest END, ?
        FROM (SELECT coalesce(max(sequence), 0) AS newest FROM journal)`,
     [key, before, before + 1, before, committedAt],
+    { later: true },
   );
 }
 

@@ -6,7 +6,14 @@ import type { DriverConnection, DriverTransaction } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import { retryWhileBusy } from "./busy.js";
 import { Savepoints } from "./savepoints.js";
-import { endScope, escaped, ReadScope, type TransactionState, WriteScope } from "./scope.js";
+import {
+  endScope,
+  escaped,
+  type Optimism,
+  ReadScope,
+  type TransactionState,
+  WriteScope,
+} from "./scope.js";
 
 /**
  * What the owner needs of the connection it runs on: the provider's entry
@@ -22,6 +29,22 @@ export interface TransactionHost {
   poison(failure: unknown, cleanupFailure: unknown): RunledgerError;
 }
 
+/** How a write transaction may be sent. */
+export interface WriteOptions {
+  /**
+   * On a server (`connection.remote`), core may assume the answers of the
+   * writes it makes on a guess (a step's event after the newest event the
+   * lease saw) and send the whole transaction with its COMMIT: one request.
+   * When the server refuses it — the guess was stale because another writer
+   * moved the run, or any statement failed — nothing of it committed, and
+   * `fn` runs once more the ordinary way, reading what it needs: that run's
+   * outcome is the caller's. So `fn` may run twice, and must do nothing
+   * outside its transaction that it cannot do twice. Ignored on a local
+   * connection, where a round trip costs nothing worth saving.
+   */
+  readonly optimistic?: boolean;
+}
+
 /**
  * The only top-level transaction owner. It runs inside the entry's turn:
  * BEGIN IMMEDIATE (retried while another process holds the lock) → fn(tx) →
@@ -30,19 +53,39 @@ export interface TransactionHost {
  * lost connection) is rethrown with its own code: the driver's rollback is
  * then a no-op, and the entry stays usable for the next transaction. If the
  * ROLLBACK of a live transaction fails the entry is poisoned and the caller
- * gets `poisoned`, carrying both failures.
+ * gets `poisoned`, carrying both failures. `optimistic`: see WriteOptions.
  */
 export async function runWriteTransaction<T>(
   entry: TransactionHost,
   fn: (tx: WriteScope) => Promise<T>,
   busyDeadlineMs: number,
+  options?: WriteOptions,
+): Promise<T> {
+  if (options?.optimistic !== true || entry.connection.remote !== true) {
+    return runOnce(entry, fn, busyDeadlineMs, undefined);
+  }
+  const optimism: Optimism = { assumed: false, refused: false };
+  try {
+    return await runOnce(entry, fn, busyDeadlineMs, optimism);
+  } catch (error) {
+    // Run again only when an answer was assumed and the server is known to have kept nothing.
+    if (!optimism.assumed || !optimism.refused) throw error;
+  }
+  return runOnce(entry, fn, busyDeadlineMs, undefined);
+}
+
+async function runOnce<T>(
+  entry: TransactionHost,
+  fn: (tx: WriteScope) => Promise<T>,
+  busyDeadlineMs: number,
+  optimism: Optimism | undefined,
 ): Promise<T> {
   const transaction = await retryWhileBusy(
     () => entry.connection.begin("immediate"),
     busyDeadlineMs,
     `cannot start a write transaction on ${entry.location}`,
   );
-  const state: TransactionState = {};
+  const state: TransactionState = optimism === undefined ? {} : { optimism };
   const savepoints = new Savepoints(
     transaction,
     {
@@ -62,14 +105,27 @@ export async function runWriteTransaction<T>(
   );
   const scope = new WriteScope(transaction, savepoints, state);
   try {
-    const result = await fn(scope);
-    if (scope.doomed !== undefined) throw scope.doomed;
+    let result: T;
+    try {
+      result = await fn(scope);
+    } catch (error) {
+      // The server ended the transaction under the callback: nothing of it is kept.
+      if (optimism !== undefined && !transaction.active) optimism.refused = true;
+      throw error;
+    }
+    if (scope.doomed !== undefined) {
+      if (optimism !== undefined && !transaction.active) optimism.refused = true;
+      throw scope.doomed;
+    }
     if (scope.hasEscapedWork) throw escaped("transaction");
     endScope(scope);
     try {
       await transaction.commit();
     } catch (failure) {
-      throw commitFailure(failure, entry.location);
+      const thrown = commitFailure(failure, entry.location);
+      // Refused, not lost: the server answered, and kept nothing.
+      if (optimism !== undefined && thrown === failure) optimism.refused = true;
+      throw thrown;
     }
     return result;
   } catch (error) {

@@ -38,6 +38,16 @@ import type { Savepoints } from "./savepoints.js";
 export interface TransactionState {
   /** The failure that condemned the transaction to roll back, if any. */
   doomed?: unknown;
+  /** An optimistic transaction's account (owner.ts, WriteOptions); absent on every other. */
+  readonly optimism?: Optimism;
+}
+
+/** What the owner learns of an optimistic transaction to decide whether to run it again. */
+export interface Optimism {
+  /** A write was sent with its answer assumed (`WriteScope.assumeAnswer`). */
+  assumed: boolean;
+  /** The server refused the transaction, or ended it: nothing of it was kept. */
+  refused: boolean;
 }
 
 /** Set once by Scope below: marks a scope ended (its `#ended` is private to the class). */
@@ -273,6 +283,22 @@ export class WriteScope extends Scope {
   /** The failure that condemned this transaction, if any. */
   get doomed(): unknown {
     return this.state.doomed;
+  }
+
+  /**
+   * Whether core may send a write made on a guess without reading its
+   * answer (`{ later: true }`), assuming it succeeds: true in an optimistic
+   * transaction on a server, which the owner runs again the ordinary way if
+   * the server refuses it (owner.ts, WriteOptions). Answering true records
+   * that an answer was assumed. The write must fail, never change nothing,
+   * when the guess was wrong.
+   * @internal
+   */
+  assumeAnswer(): boolean {
+    const optimism = this.state.optimism;
+    if (optimism === undefined) return false;
+    optimism.assumed = true;
+    return true;
   }
 
   /**
