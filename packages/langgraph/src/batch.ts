@@ -7,6 +7,10 @@
  * with each write in a savepoint of its own (a write that fails is undone
  * alone, and only its caller sees the failure), and every caller is
  * answered once the transaction has committed — as before, never earlier.
+ * The transaction is optimistic: on a libSQL server it is sent in one
+ * request, and if the server refuses it (another writer moved the thread)
+ * it runs again the ordinary way. So its callback may run twice: it keeps
+ * nothing outside the transaction but the outcomes, which it starts afresh.
  */
 import type { RunLease, RunTransaction } from "@runledger/core";
 
@@ -45,20 +49,23 @@ export class WriteBatch {
     this.#queue = [];
     let outcomes: Outcome[] = [];
     try {
-      await this.#lease.transact(async (tx) => {
-        outcomes = [];
-        if (batch.length === 1) {
-          outcomes.push({ ok: true, value: await batch[0]!.work(tx) });
-          return;
-        }
-        for (const { work } of batch) {
-          try {
-            outcomes.push({ ok: true, value: await tx.savepoint((inner) => work(inner)) });
-          } catch (error) {
-            outcomes.push({ ok: false, error });
+      await this.#lease.transact(
+        async (tx) => {
+          outcomes = [];
+          if (batch.length === 1) {
+            outcomes.push({ ok: true, value: await batch[0]!.work(tx) });
+            return;
           }
-        }
-      });
+          for (const { work } of batch) {
+            try {
+              outcomes.push({ ok: true, value: await tx.savepoint((inner) => work(inner)) });
+            } catch (error) {
+              outcomes.push({ ok: false, error });
+            }
+          }
+        },
+        { optimistic: true },
+      );
     } catch (error) {
       for (const queued of batch) queued.reject(error);
       return;
