@@ -55,15 +55,25 @@ export interface WriteOptions {
  * ROLLBACK of a live transaction fails the entry is poisoned and the caller
  * gets `poisoned`, carrying both failures. `optimistic`: see WriteOptions.
  */
-export async function runWriteTransaction<T>(
+export function runWriteTransaction<T>(
   entry: TransactionHost,
   fn: (tx: WriteScope) => Promise<T>,
   busyDeadlineMs: number,
   options?: WriteOptions,
 ): Promise<T> {
+  // Not async: an ordinary transaction is the hot path, and needs no frame of its own here.
   if (options?.optimistic !== true || entry.connection.remote !== true) {
     return runOnce(entry, fn, busyDeadlineMs, undefined);
   }
+  return runOptimistic(entry, fn, busyDeadlineMs);
+}
+
+/** An optimistic transaction: once assuming answers, and once more the ordinary way if refused. */
+async function runOptimistic<T>(
+  entry: TransactionHost,
+  fn: (tx: WriteScope) => Promise<T>,
+  busyDeadlineMs: number,
+): Promise<T> {
   const optimism: Optimism = { assumed: false, refused: false };
   try {
     return await runOnce(entry, fn, busyDeadlineMs, optimism);
