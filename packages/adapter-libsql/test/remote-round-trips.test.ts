@@ -10,7 +10,11 @@
  * answer, so it is not counted.
  */
 import { libsqlDriver } from "@runledger/adapter-libsql";
-import { resolveLocalhostSubdomains, startSqld } from "@runledger/conformance/sqld";
+import {
+  recordHttpRequests,
+  resolveLocalhostSubdomains,
+  startSqld,
+} from "@runledger/conformance/sqld";
 import { isRunledgerError, type RunLease, RunStore } from "@runledger/core";
 import { afterAll, describe, expect, it } from "vitest";
 
@@ -18,37 +22,9 @@ resolveLocalhostSubdomains();
 const server = await startSqld({ namespaces: true });
 afterAll(() => server.stop());
 
-/**
- * Every request the clients of this file send goes through here (a client
- * takes the global fetch when it is made): while `recording` is set, each
- * request's body is kept, close-only requests left out.
- */
-let recording: string[] | undefined;
-const realFetch = globalThis.fetch;
-globalThis.fetch = async (input, init) => {
-  if (recording !== undefined) {
-    const body = input instanceof Request ? await input.clone().text() : String(init?.body ?? "");
-    if (!/^\{("baton":"[^"]*",)?"requests":\[\{"type":"close"\}\]\}$/.test(body)) {
-      recording.push(body);
-    }
-  }
-  return realFetch(input, init);
-};
-afterAll(() => {
-  globalThis.fetch = realFetch;
-});
-
-/** The bodies of the requests sent to the server while `action` runs. */
-async function requestsOf(action: () => Promise<unknown>): Promise<string[]> {
-  const sent: string[] = [];
-  recording = sent;
-  try {
-    await action();
-  } finally {
-    recording = undefined;
-  }
-  return sent;
-}
+/** Every request the clients of this file send (they are made after this). */
+const { requestsOf, restore } = recordHttpRequests();
+afterAll(restore);
 
 describe("remote libSQL: round trips", () => {
   let next = 0;

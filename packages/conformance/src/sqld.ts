@@ -301,3 +301,42 @@ async function waitForHealth(
   }
   throw new Error(`sqld did not answer GET /health within ${timeoutMs} ms`, { cause: last });
 }
+
+/**
+ * Records the requests an HTTP client of the server sends (a libSQL client
+ * takes the global fetch when it is made, so make clients after this): while
+ * `requestsOf(action)` runs, each request's body is kept, close-only ones
+ * left out (a stream's close is sent after COMMIT without waiting for its
+ * answer). `restore()` puts the real fetch back.
+ */
+export function recordHttpRequests(): {
+  requestsOf(action: () => Promise<unknown>): Promise<string[]>;
+  restore(): void;
+} {
+  let recording: string[] | undefined;
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = async (input, init) => {
+    if (recording !== undefined) {
+      const body = input instanceof Request ? await input.clone().text() : String(init?.body ?? "");
+      if (!/^\{("baton":"[^"]*",)?"requests":\[\{"type":"close"\}\]\}$/.test(body)) {
+        recording.push(body);
+      }
+    }
+    return realFetch(input, init);
+  };
+  return {
+    async requestsOf(action) {
+      const sent: string[] = [];
+      recording = sent;
+      try {
+        await action();
+      } finally {
+        recording = undefined;
+      }
+      return sent;
+    },
+    restore: () => {
+      globalThis.fetch = realFetch;
+    },
+  };
+}

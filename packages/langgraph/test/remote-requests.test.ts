@@ -5,12 +5,16 @@
  * parent checkpoint's root (its channels are copied from there), then the
  * checkpoint's event, tree nodes and COMMIT, whose answers are not waited
  * for one by one — and a `put` with its `putWrites` beside it in two too
- * (an ordinary transaction: three). Counted over http, where each request is a fetch this test
- * sees (a stream's close is sent after COMMIT without waiting, and left out).
+ * (an ordinary transaction: three). Counted over http, where each request
+ * is a fetch (recordHttpRequests, of @runledger/conformance/sqld).
  */
 import { emptyCheckpoint } from "@langchain/langgraph-checkpoint";
 import { libsqlDriver } from "@runledger/adapter-libsql";
-import { resolveLocalhostSubdomains, startSqld } from "@runledger/conformance/sqld";
+import {
+  recordHttpRequests,
+  resolveLocalhostSubdomains,
+  startSqld,
+} from "@runledger/conformance/sqld";
 import { RunStore } from "@runledger/core";
 import { afterAll, describe, expect, it } from "vitest";
 import { RunledgerSaver, threadNamespace } from "../src/index.js";
@@ -20,31 +24,9 @@ resolveLocalhostSubdomains();
 const server = await startSqld({ namespaces: true });
 afterAll(() => server.stop());
 
-let recording: string[] | undefined;
-const realFetch = globalThis.fetch;
-globalThis.fetch = async (input, init) => {
-  if (recording !== undefined) {
-    const body = input instanceof Request ? await input.clone().text() : String(init?.body ?? "");
-    if (!/^\{("baton":"[^"]*",)?"requests":\[\{"type":"close"\}\]\}$/.test(body)) {
-      recording.push(body);
-    }
-  }
-  return realFetch(input, init);
-};
-afterAll(() => {
-  globalThis.fetch = realFetch;
-});
-
-async function requestsOf(action: () => Promise<unknown>): Promise<string[]> {
-  const sent: string[] = [];
-  recording = sent;
-  try {
-    await action();
-  } finally {
-    recording = undefined;
-  }
-  return sent;
-}
+/** Every request the clients of this file send (they are made after this). */
+const { requestsOf, restore } = recordHttpRequests();
+afterAll(restore);
 
 /** A checkpoint after `parent` (or the first), holding `messages` in one channel. */
 function checkpointAfter(step: number, messages: string[]) {
