@@ -133,8 +133,10 @@ async function runOnce<T>(
       await transaction.commit();
     } catch (failure) {
       const thrown = commitFailure(failure, entry.location);
-      // Refused, not lost: the server answered, and kept nothing.
-      if (optimism !== undefined && thrown === failure) optimism.refused = true;
+      // Refused, not lost: the server answered with its own error, and kept nothing.
+      if (optimism !== undefined && thrown === failure && isRunledgerError(failure)) {
+        optimism.refused = true;
+      }
       throw thrown;
     }
     return result;
