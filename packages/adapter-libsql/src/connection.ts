@@ -10,6 +10,7 @@ import type {
 import { normalizeInteger, transactionActiveError } from "@runledger/core/port";
 import { translate } from "./errors.js";
 import { finalizerTurns } from "./finalizers.js";
+import type { KeptStream } from "./kept-stream.js";
 import { RemoteRetry, readOnlyRefusal, readOnlyRemote } from "./remote.js";
 import { beginRemote, type RemoteTransaction } from "./remote-transaction.js";
 import { ReplicaRead } from "./replica-read.js";
@@ -42,6 +43,8 @@ export class LibsqlConnection implements DriverConnection {
    * file (no background sync), "server" when they are transactions there.
    */
   readonly #replica: "local" | "server" | undefined;
+  /** Where a transaction sent whole goes over WebSocket (kept-stream.ts); else the client's batch. */
+  readonly #kept: KeptStream | undefined;
   /** The transaction most recently begun on the server, ended on close if still open. */
   #lastTransaction: RemoteTransaction | undefined;
   #closed = false;
@@ -53,6 +56,7 @@ export class LibsqlConnection implements DriverConnection {
       busyTimeoutMs: number;
       busyDeadlineMs: number;
       replica?: "local" | "server";
+      kept?: KeptStream;
     },
   ) {
     this.#client = client;
@@ -60,6 +64,7 @@ export class LibsqlConnection implements DriverConnection {
     this.#busyTimeoutMs = options.busyTimeoutMs;
     this.#busyDeadlineMs = options.busyDeadlineMs;
     this.#replica = options.replica;
+    this.#kept = options.kept;
   }
 
   /**
@@ -133,7 +138,10 @@ export class LibsqlConnection implements DriverConnection {
       // A read snapshot is a read transaction: a replica (a server, or an
       // embedded replica's file) serves it itself instead of forwarding it.
       open: () => this.#client.transaction(mode === "immediate" ? "write" : "read"),
-      whole: (statements) => this.#client.batch(statements, "write"),
+      whole: (statements) =>
+        this.#kept === undefined
+          ? this.#client.batch(statements, "write")
+          : this.#kept.writeBatch(statements),
       readOnly: this.#readOnly,
       // BEGIN goes with the first statement, after core's retry of begin:
       // a busy answer to it is waited out here, for the caller's whole deadline.
@@ -153,6 +161,7 @@ export class LibsqlConnection implements DriverConnection {
     } catch {
       // the client closes the connection regardless
     }
+    this.#kept?.close();
     this.#client.close();
     const turn = finalizerTurns.afterClose();
     if (turn !== undefined) await turn;

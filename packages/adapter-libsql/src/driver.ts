@@ -15,6 +15,7 @@ import {
 } from "@runledger/core/port";
 import { LibsqlConnection } from "./connection.js";
 import { translate } from "./errors.js";
+import { KeptStream } from "./kept-stream.js";
 import { LocalConnection, type LocalHandle, openHandle } from "./local.js";
 import { type LibsqlLocation, parseLocation, redactLocation } from "./location.js";
 import {
@@ -179,6 +180,9 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
         readOnly: open.readOnly,
         busyTimeoutMs: open.busyTimeoutMs,
         busyDeadlineMs: open.busyDeadlineMs ?? open.busyTimeoutMs,
+        ...(parsed.kind === "remote" && replica === undefined && !open.readOnly
+          ? keptStreamFor(parsed.url, options.authToken)
+          : {}),
       });
       try {
         await connection.setUp();
@@ -238,6 +242,28 @@ function localFailure(
   return options.encryptionKey !== undefined && translated.code === "not_a_database"
     ? keyRefusal(translated, location)
     : translated;
+}
+
+/**
+ * A server reached over WebSocket sends a transaction it gets whole on a
+ * stream kept open (kept-stream.ts). `libsql://` is WebSocket over TLS
+ * unless `tls=0` says plain; an address with any other query is left to
+ * the client.
+ */
+function keptStreamFor(url: string, authToken: string | undefined): { kept?: KeptStream } {
+  const address = new URL(url);
+  const tls = address.searchParams.get("tls");
+  if (
+    address.protocol === "libsql:" &&
+    [...address.searchParams.keys()].every((k) => k === "tls")
+  ) {
+    address.protocol = tls === "0" ? "ws:" : "wss:";
+    address.search = "";
+  }
+  if ((address.protocol !== "ws:" && address.protocol !== "wss:") || address.search !== "") {
+    return {};
+  }
+  return { kept: new KeptStream(address.href, authToken) };
 }
 
 /** The replica options checked (undefined without syncUrl). */

@@ -171,6 +171,32 @@ describe("remote libSQL: failures a server adds", () => {
     }, 60_000);
   }
 
+  it("over ws: after the server restarts, the next optimistic step opens a new kept stream and lands", async () => {
+    const dying = await startSqld({ namespaces: true });
+    const store = new RunStore({ driver: libsqlDriver({ adminUrl: dying.adminUrl as string }) });
+    try {
+      const location = dying.namespaceUrl(`kept${process.pid}n${++next}`, "ws");
+      const lease = await store.open(location, { create: CREATE });
+      const step = (n: number) =>
+        lease.transact((tx) => tx.journal.append({ n }), { optimistic: true });
+      await step(1);
+      await step(2);
+      await dying.crash();
+      await dying.restart();
+      // The socket of the kept stream died with the server: the client saw it close, so
+      // this step opens a new one instead of failing on the old.
+      await step(3);
+      expect((await events(lease)).map((e) => e.record)).toStrictEqual([
+        { n: 1 },
+        { n: 2 },
+        { n: 3 },
+      ]);
+    } finally {
+      await store.close();
+      await dying.stop();
+    }
+  }, 60_000);
+
   it("an HTTP stream idle past the server's limit fails stream_expired and commits nothing; a WebSocket one does not expire", async () => {
     const outcomes = await Promise.all(
       (["http", "ws"] as const).map(async (protocol) => {

@@ -9,6 +9,8 @@
  * request. The stream's close is sent after COMMIT without waiting for its
  * answer, so it is not counted.
  */
+
+import { WebSocket } from "@libsql/hrana-client";
 import { libsqlDriver } from "@runledger/adapter-libsql";
 import {
   recordHttpRequests,
@@ -25,6 +27,26 @@ afterAll(() => server.stop());
 /** Every request the clients of this file send (they are made after this). */
 const { requestsOf, restore } = recordHttpRequests();
 afterAll(restore);
+
+/**
+ * The kinds of the messages WebSocket clients send while `action` runs (the
+ * clients' own class, shared by @libsql/client and the kept stream).
+ */
+async function messagesOf(action: () => Promise<unknown>): Promise<string[]> {
+  const kinds: string[] = [];
+  const send = WebSocket.prototype.send;
+  WebSocket.prototype.send = function (this: WebSocket, data: unknown, ...rest: never[]) {
+    const message = JSON.parse(String(data)) as { type: string; request?: { type: string } };
+    kinds.push(message.request?.type ?? message.type);
+    return send.call(this, data as never, ...rest);
+  } as typeof send;
+  try {
+    await action();
+  } finally {
+    WebSocket.prototype.send = send;
+  }
+  return kinds;
+}
 
 describe("remote libSQL: round trips", () => {
   let next = 0;
@@ -99,6 +121,39 @@ describe("remote libSQL: round trips", () => {
       expect((await lease.verify()).ok).toBe(true);
     } finally {
       await close();
+    }
+  });
+
+  it("over ws, optimistic steps are one message each, on a stream kept open: none opened or closed for them", async () => {
+    const store = new RunStore({ driver: libsqlDriver({ adminUrl: server.adminUrl as string }) });
+    try {
+      const lease = await store.open(server.namespaceUrl(`trips-${++next}`, "ws"), {
+        create: { workflowId: "trips", runId: `run-${next}` },
+      });
+      const step = (n: number) =>
+        lease.transact(
+          (tx) => tx.workspace.apply({ put: { [`a/${n}.json`]: "{}" } }, { event: { step: n } }),
+          { optimistic: true },
+        );
+      await step(0);
+      // The second opens the kept stream (its socket's hello and stream).
+      await step(1);
+      const kinds = await messagesOf(async () => {
+        for (let n = 2; n < 7; n++) await step(n);
+      });
+      // A SQL text not seen before is stored first (a step's node rows vary in number).
+      expect(kinds.filter((kind) => kind !== "store_sql")).toStrictEqual([
+        "batch",
+        "batch",
+        "batch",
+        "batch",
+        "batch",
+      ]);
+      const records = (await lease.read((r) => r.journal.list())).map((e) => e.record);
+      expect(records).toHaveLength(7);
+      expect((await lease.verify()).ok).toBe(true);
+    } finally {
+      await store.close();
     }
   });
 

@@ -41,6 +41,21 @@ export function describeOptimisticTransactions(fx: Fixtures): void {
   /** How many times a callback runs when the server refused its first attempt. */
   const refusedRuns = fx.remote ? 2 : 1;
 
+  /**
+   * A test of two stores holding one run open at once (`twoWriters`): a
+   * server holds it for every client; a local file needs WAL's shared memory.
+   */
+  const twoStores = {
+    it(name: string, test: () => Promise<void>): void {
+      if (fx.remote) it(name, test);
+      else {
+        fx.needs("walSharedMemory")
+          .because("another store holds the run open beside this one")
+          .it(name, test);
+      }
+    },
+  };
+
   describe("optimistic transactions", () => {
     it("an optimistic transaction commits what an ordinary one does, running its callback once", async () => {
       const lease = await openRun(fx, fx.location());
@@ -71,25 +86,29 @@ export function describeOptimisticTransactions(fx: Fixtures): void {
       expect((await lease.verify()).problems).toStrictEqual([]);
     });
 
-    it("an optimistic step on a view another writer made stale lands once, after that writer's event", async () => {
-      const { mine, other } = await twoWriters(fx);
-      await other.transact((tx) => tx.journal.append({ by: "other" }));
-      const calls = { count: 0 };
-      const result = await mine.transact(step(2, calls), OPTIMISTIC);
-      expect(calls.count).toBe(refusedRuns);
-      expect(result.sequence).toBe(3);
-      expect(await records(mine)).toStrictEqual([{ n: 1 }, { by: "other" }, { n: 2 }]);
-      const file = await mine.read((r) => r.workspace.read("steps/2.json"));
-      expect(new TextDecoder().decode(file)).toBe('{"n":2}');
-      // The lease's view is current again: its next step runs once.
-      const next = { count: 0 };
-      await mine.transact(step(3, next), OPTIMISTIC);
-      expect(next.count).toBe(1);
-      expect((await mine.verify()).problems).toStrictEqual([]);
-    });
+    twoStores.it(
+      "an optimistic step on a view another writer made stale lands once, after that writer's event",
+      async () => {
+        const { mine, other } = await twoWriters(fx);
+        await other.transact((tx) => tx.journal.append({ by: "other" }));
+        const calls = { count: 0 };
+        const result = await mine.transact(step(2, calls), OPTIMISTIC);
+        expect(calls.count).toBe(refusedRuns);
+        expect(result.sequence).toBe(3);
+        expect(await records(mine)).toStrictEqual([{ n: 1 }, { by: "other" }, { n: 2 }]);
+        const file = await mine.read((r) => r.workspace.read("steps/2.json"));
+        expect(new TextDecoder().decode(file)).toBe('{"n":2}');
+        // The lease's view is current again: its next step runs once.
+        const next = { count: 0 };
+        await mine.transact(step(3, next), OPTIMISTIC);
+        expect(next.count).toBe(1);
+        expect((await mine.verify()).problems).toStrictEqual([]);
+      },
+    );
 
     it("an optimistic transaction whose callback throws runs once, and nothing of it lands", async () => {
-      const { mine } = await twoWriters(fx);
+      const mine = await openRun(fx, fx.location());
+      await mine.transact(step(1, { count: 0 }), OPTIMISTIC);
       let calls = 0;
       const error = await thrownBy(() =>
         mine.transact(async (tx) => {
@@ -103,40 +122,46 @@ export function describeOptimisticTransactions(fx: Fixtures): void {
       expect(await records(mine)).toStrictEqual([{ n: 1 }]);
     });
 
-    it("an optimistic transaction the run refuses fails as an ordinary one does, after one more run the ordinary way", async () => {
-      const { mine, other } = await twoWriters(fx);
-      await other.transact((tx) => tx.run.stop({ status: "completed" }));
-      let calls = 0;
-      const error = await failureOf(() =>
-        mine.transact(async (tx) => {
-          calls += 1;
-          await tx.journal.append({ late: true });
-        }, OPTIMISTIC),
-      );
-      expect(error.code).toBe("run_finished");
-      expect(calls).toBe(refusedRuns);
-      expect((await records(mine)).filter((record) => "late" in (record as object))).toStrictEqual(
-        [],
-      );
-    });
-
-    it("an optimistic transaction with a key that landed runs nothing and fails already_landed", async () => {
-      const { mine, other } = await twoWriters(fx);
-      await other.transact((tx) => tx.journal.append({ n: 2 }), { key: "two" });
-      let calls = 0;
-      const error = await failureOf(() =>
-        mine.transact(
-          async (tx) => {
+    twoStores.it(
+      "an optimistic transaction the run refuses fails as an ordinary one does, after one more run the ordinary way",
+      async () => {
+        const { mine, other } = await twoWriters(fx);
+        await other.transact((tx) => tx.run.stop({ status: "completed" }));
+        let calls = 0;
+        const error = await failureOf(() =>
+          mine.transact(async (tx) => {
             calls += 1;
-            await tx.journal.append({ n: 2 });
-          },
-          { key: "two", optimistic: true },
-        ),
-      );
-      expect(error.code).toBe("already_landed");
-      expect(calls).toBe(0);
-      expect(await records(mine)).toStrictEqual([{ n: 1 }, { n: 2 }]);
-    });
+            await tx.journal.append({ late: true });
+          }, OPTIMISTIC),
+        );
+        expect(error.code).toBe("run_finished");
+        expect(calls).toBe(refusedRuns);
+        expect(
+          (await records(mine)).filter((record) => "late" in (record as object)),
+        ).toStrictEqual([]);
+      },
+    );
+
+    twoStores.it(
+      "an optimistic transaction with a key that landed runs nothing and fails already_landed",
+      async () => {
+        const { mine, other } = await twoWriters(fx);
+        await other.transact((tx) => tx.journal.append({ n: 2 }), { key: "two" });
+        let calls = 0;
+        const error = await failureOf(() =>
+          mine.transact(
+            async (tx) => {
+              calls += 1;
+              await tx.journal.append({ n: 2 });
+            },
+            { key: "two", optimistic: true },
+          ),
+        );
+        expect(error.code).toBe("already_landed");
+        expect(calls).toBe(0);
+        expect(await records(mine)).toStrictEqual([{ n: 1 }, { n: 2 }]);
+      },
+    );
 
     it("optimistic is true or false: anything else is invalid_argument before anything is written", async () => {
       const lease = await openRun(fx, fx.location());
