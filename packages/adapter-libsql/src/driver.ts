@@ -245,10 +245,9 @@ function localFailure(
 }
 
 /**
- * A server reached over WebSocket sends a transaction it gets whole on a
- * stream kept open (kept-stream.ts). `libsql://` is WebSocket over TLS
- * unless `tls=0` says plain; an address with any other query is left to
- * the client.
+ * A server sends a transaction it gets whole on a stream kept open
+ * (kept-stream.ts). `libsql://` is WebSocket over TLS unless `tls=0` says
+ * plain; an address with any other query is left to the client.
  */
 function keptStreamFor(url: string, authToken: string | undefined): { kept?: KeptStream } {
   const address = new URL(url);
@@ -260,10 +259,14 @@ function keptStreamFor(url: string, authToken: string | undefined): { kept?: Kep
     address.protocol = tls === "0" ? "ws:" : "wss:";
     address.search = "";
   }
-  if ((address.protocol !== "ws:" && address.protocol !== "wss:") || address.search !== "") {
-    return {};
+  if (address.search !== "") return {};
+  if (address.protocol === "ws:" || address.protocol === "wss:") {
+    return { kept: new KeptStream("ws", address.href, authToken) };
   }
-  return { kept: new KeptStream(address.href, authToken) };
+  if (address.protocol === "http:" || address.protocol === "https:") {
+    return { kept: new KeptStream("http", address.href, authToken) };
+  }
+  return {};
 }
 
 /** The replica options checked (undefined without syncUrl). */

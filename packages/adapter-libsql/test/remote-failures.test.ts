@@ -197,6 +197,35 @@ describe("remote libSQL: failures a server adds", () => {
     }
   }, 60_000);
 
+  it("over http: a kept stream idle past the server's limit is replaced, and the next optimistic step lands once", async () => {
+    const store = new RunStore({ driver: driver() });
+    try {
+      const lease = await store.open(fresh("http"), { create: CREATE });
+      let calls = 0;
+      const step = (n: number) =>
+        lease.transact(
+          (tx) => {
+            calls += 1;
+            return tx.journal.append({ n });
+          },
+          { optimistic: true },
+        );
+      await step(1);
+      await step(2);
+      // The kept stream's baton expires on the server (sqld: about 10 s idle).
+      await sleep(11_500);
+      await step(3);
+      expect(calls).toBe(3);
+      expect((await events(lease)).map((e) => e.record)).toStrictEqual([
+        { n: 1 },
+        { n: 2 },
+        { n: 3 },
+      ]);
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
+
   it("an HTTP stream idle past the server's limit fails stream_expired and commits nothing; a WebSocket one does not expire", async () => {
     const outcomes = await Promise.all(
       (["http", "ws"] as const).map(async (protocol) => {

@@ -157,6 +157,27 @@ describe("remote libSQL: round trips", () => {
     }
   });
 
+  it("over http, optimistic steps are one request each on a stream kept open: each names the stream's baton, none closes it", async () => {
+    const { lease, close } = await openRun();
+    try {
+      const step = (n: number) =>
+        lease.transact((tx) => tx.journal.append({ step: n }), { optimistic: true });
+      // The first opens the kept stream.
+      await step(1);
+      const sent = await requestsOf(async () => {
+        for (let n = 2; n < 6; n++) await step(n);
+      });
+      expect(sent).toHaveLength(4);
+      for (const body of sent) {
+        const request = JSON.parse(body) as { baton?: unknown; requests: { type: string }[] };
+        expect(typeof request.baton).toBe("string");
+        expect(request.requests.map((r) => r.type)).not.toContain("close");
+      }
+    } finally {
+      await close();
+    }
+  });
+
   it("an optimistic append is one request; a keyed one two (its key read first)", async () => {
     const { lease, close } = await openRun();
     try {
