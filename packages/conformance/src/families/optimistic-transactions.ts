@@ -8,7 +8,7 @@
  * Every subject proves the outcome is what an ordinary transaction's would
  * be; how many times the callback ran tells the two apart.
  */
-import type { RunLease } from "@runledger/core";
+import type { RunLease, RunTransaction } from "@runledger/core";
 import { describe, expect, it } from "vitest";
 import { type Fixtures, failureOf, thrownBy } from "../fixtures.js";
 import { CREATE, openRun, runStore } from "./run-fixtures.js";
@@ -22,7 +22,7 @@ async function records(lease: RunLease): Promise<unknown[]> {
 
 /** A step: one small file and its event; `calls` counts the runs of its callback. */
 function step(n: number, calls: { count: number }) {
-  return (tx: Parameters<Parameters<RunLease["transact"]>[0]>[0]) => {
+  return (tx: RunTransaction) => {
     calls.count += 1;
     return tx.workspace.apply({ put: { [`steps/${n}.json`]: `{"n":${n}}` } }, { event: { n } });
   };
