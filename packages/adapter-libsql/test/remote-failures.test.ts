@@ -9,7 +9,12 @@
 import { generateKeyPairSync, sign } from "node:crypto";
 import { createClient } from "@libsql/client";
 import { libsqlDriver } from "@runledger/adapter-libsql";
-import { freePort, resolveLocalhostSubdomains, startSqld } from "@runledger/conformance/sqld";
+import {
+  freePort,
+  resolveLocalhostSubdomains,
+  type SqldServer,
+  startSqld,
+} from "@runledger/conformance/sqld";
 import { type RunLease, type RunledgerError, RunStore } from "@runledger/core";
 import { afterAll, describe, expect, it } from "vitest";
 import { failureOf } from "./support/failures.js";
@@ -42,6 +47,26 @@ async function stepsAround(lease: RunLease, between: () => Promise<unknown>): Pr
   await step(3);
   expect((await events(lease)).map((e) => e.record)).toStrictEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
   return calls;
+}
+
+/**
+ * A new run on a server of its own, which `body` may crash and restart; the
+ * store and the server are closed afterwards.
+ */
+async function onOwnServer(
+  protocol: "http" | "ws",
+  name: string,
+  body: (dying: SqldServer, lease: RunLease) => Promise<void>,
+): Promise<void> {
+  const dying = await startSqld({ namespaces: true });
+  const store = new RunStore({ driver: libsqlDriver({ adminUrl: dying.adminUrl as string }) });
+  try {
+    const location = dying.namespaceUrl(`${name}${process.pid}n${++next}`, protocol);
+    await body(dying, await store.open(location, { create: CREATE }));
+  } finally {
+    await store.close();
+    await dying.stop();
+  }
 }
 
 const server = await startSqld({ namespaces: true });
@@ -128,11 +153,7 @@ describe("remote libSQL: failures a server adds", () => {
 
   for (const protocol of ["http", "ws"] as const) {
     it(`over ${protocol}: a server that dies mid-transaction fails it with the remote code, not poisoned; nothing of it lands, and the same lease's next transaction works once the server is back`, async () => {
-      const dying = await startSqld({ namespaces: true });
-      const store = new RunStore({ driver: libsqlDriver({ adminUrl: dying.adminUrl as string }) });
-      try {
-        const location = dying.namespaceUrl(`dies${process.pid}n${++next}`, protocol);
-        const lease = await store.open(location, { create: CREATE });
+      await onOwnServer(protocol, "dies", async (dying, lease) => {
         await lease.transact((tx) => tx.journal.append({ before: true }));
         const failure = await failureOf(() =>
           lease.transact(async (tx) => {
@@ -155,20 +176,13 @@ describe("remote libSQL: failures a server adds", () => {
           { after: true },
         ]);
         await expect(lease.read((r) => r.workspace.list())).resolves.toStrictEqual([]);
-      } finally {
-        await store.close();
-        await dying.stop();
-      }
+      });
     }, 60_000);
   }
 
   for (const protocol of ["http", "ws"] as const) {
     it(`over ${protocol}: an optimistic transaction whose server is gone at its COMMIT is commit_unknown, and its callback is not run again`, async () => {
-      const dying = await startSqld({ namespaces: true });
-      const store = new RunStore({ driver: libsqlDriver({ adminUrl: dying.adminUrl as string }) });
-      try {
-        const location = dying.namespaceUrl(`gone${process.pid}n${++next}`, protocol);
-        const lease = await store.open(location, { create: CREATE });
+      await onOwnServer(protocol, "gone", async (dying, lease) => {
         await lease.transact((tx) => tx.journal.append({ before: true }));
         let calls = 0;
         const failure = await failureOf(() =>
@@ -186,19 +200,12 @@ describe("remote libSQL: failures a server adds", () => {
         expect(calls).toBe(1);
         await dying.restart();
         expect((await events(lease)).map((e) => e.record)).toStrictEqual([{ before: true }]);
-      } finally {
-        await store.close();
-        await dying.stop();
-      }
+      });
     }, 60_000);
   }
 
   it("over ws: after the server restarts, the next optimistic step opens a new kept stream and lands", async () => {
-    const dying = await startSqld({ namespaces: true });
-    const store = new RunStore({ driver: libsqlDriver({ adminUrl: dying.adminUrl as string }) });
-    try {
-      const location = dying.namespaceUrl(`kept${process.pid}n${++next}`, "ws");
-      const lease = await store.open(location, { create: CREATE });
+    await onOwnServer("ws", "kept", async (dying, lease) => {
       // The socket of the kept stream dies with the server: the client sees it close, so the
       // step after the restart opens a new one instead of failing on the old.
       const calls = await stepsAround(lease, async () => {
@@ -206,10 +213,7 @@ describe("remote libSQL: failures a server adds", () => {
         await dying.restart();
       });
       expect(calls).toBe(3);
-    } finally {
-      await store.close();
-      await dying.stop();
-    }
+    });
   }, 60_000);
 
   it("over http: a kept stream idle past the server's limit is replaced, and the next optimistic step lands once", async () => {

@@ -50,9 +50,11 @@ async function messagesOf(action: () => Promise<unknown>): Promise<string[]> {
 
 describe("remote libSQL: round trips", () => {
   let next = 0;
-  async function openRun(): Promise<{ lease: RunLease; close: () => Promise<void> }> {
+  async function openRun(
+    protocol: "http" | "ws" = "http",
+  ): Promise<{ lease: RunLease; close: () => Promise<void> }> {
     const store = new RunStore({ driver: libsqlDriver({ adminUrl: server.adminUrl as string }) });
-    const lease = await store.open(server.namespaceUrl(`trips-${++next}`, "http"), {
+    const lease = await store.open(server.namespaceUrl(`trips-${++next}`, protocol), {
       create: { workflowId: "trips", runId: `run-${next}` },
     });
     // A first step, so the lease knows the newest event and the tree (as every later step does).
@@ -125,18 +127,14 @@ describe("remote libSQL: round trips", () => {
   });
 
   it("over ws, optimistic steps are one message each, on a stream kept open: none opened or closed for them", async () => {
-    const store = new RunStore({ driver: libsqlDriver({ adminUrl: server.adminUrl as string }) });
+    const { lease, close } = await openRun("ws");
     try {
-      const lease = await store.open(server.namespaceUrl(`trips-${++next}`, "ws"), {
-        create: { workflowId: "trips", runId: `run-${next}` },
-      });
       const step = (n: number) =>
         lease.transact(
           (tx) => tx.workspace.apply({ put: { [`a/${n}.json`]: "{}" } }, { event: { step: n } }),
           { optimistic: true },
         );
-      await step(0);
-      // The second opens the kept stream (its socket's hello and stream).
+      // The first opens the kept stream (its socket's hello and stream).
       await step(1);
       const kinds = await messagesOf(async () => {
         for (let n = 2; n < 7; n++) await step(n);
@@ -153,7 +151,7 @@ describe("remote libSQL: round trips", () => {
       expect(records).toHaveLength(7);
       expect((await lease.verify()).ok).toBe(true);
     } finally {
-      await store.close();
+      await close();
     }
   });
 

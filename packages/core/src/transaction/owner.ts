@@ -118,14 +118,11 @@ async function runOnce<T>(
     let result: T;
     try {
       result = await fn(scope);
+      if (scope.doomed !== undefined) throw scope.doomed;
     } catch (error) {
       // The server ended the transaction under the callback: nothing of it is kept.
       if (optimism !== undefined && !transaction.active) optimism.refused = true;
       throw error;
-    }
-    if (scope.doomed !== undefined) {
-      if (optimism !== undefined && !transaction.active) optimism.refused = true;
-      throw scope.doomed;
     }
     if (scope.hasEscapedWork) throw escaped("transaction");
     endScope(scope);
