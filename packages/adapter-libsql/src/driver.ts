@@ -15,7 +15,8 @@ import {
 } from "@runledger/core/port";
 import { LibsqlConnection } from "./connection.js";
 import { translate } from "./errors.js";
-import { KeptStream } from "./kept-stream.js";
+import { KeptHttpStream } from "./kept-http-stream.js";
+import { type KeptStream, KeptWsStream } from "./kept-stream.js";
 import { LocalConnection, type LocalHandle, openHandle } from "./local.js";
 import { type LibsqlLocation, parseLocation, redactLocation } from "./location.js";
 import {
@@ -246,7 +247,7 @@ function localFailure(
 
 /**
  * A server sends a transaction it gets whole on a stream kept open
- * (kept-stream.ts). `libsql://` is WebSocket over TLS unless `tls=0` says
+ * (kept-stream.ts, kept-http-stream.ts). `libsql://` is WebSocket over TLS unless `tls=0` says
  * plain; an address with any other query is left to the client.
  */
 function keptStreamFor(url: string, authToken: string | undefined): { kept?: KeptStream } {
@@ -261,10 +262,10 @@ function keptStreamFor(url: string, authToken: string | undefined): { kept?: Kep
   }
   if (address.search !== "") return {};
   if (address.protocol === "ws:" || address.protocol === "wss:") {
-    return { kept: new KeptStream("ws", address.href, authToken) };
+    return { kept: new KeptWsStream(address.href, authToken) };
   }
   if (address.protocol === "http:" || address.protocol === "https:") {
-    return { kept: new KeptStream("http", address.href, authToken) };
+    return { kept: new KeptHttpStream(address.href, authToken) };
   }
   return {};
 }

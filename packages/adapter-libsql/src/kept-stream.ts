@@ -1,36 +1,39 @@
 /**
  * A write transaction sent whole over one stream kept open for the
- * connection's life, over WebSocket or HTTP. @libsql/client opens a stream
- * for every batch and closes it after: over WebSocket three messages and
- * their server work for what is one request, over HTTP a stream made and
- * dropped by the server each time (measured against sqld, a step's two rows
- * in one batch: over ws 624 steps/s through the client, 1,709 on a kept
- * stream; over http 202–231 and 261–350). A transaction none of
- * whose statements needed an answer (an optimistic step,
- * remote-transaction.ts) goes here as one batch on the kept stream: BEGIN
+ * connection's life: the interface, and its WebSocket side (HTTP's is
+ * kept-http-stream.ts). @libsql/client opens a stream for every batch and
+ * closes it after: over WebSocket three messages and their server work for
+ * what is one request, over HTTP a stream made and dropped by the server
+ * each time (measured against sqld, a step's two rows in one batch: over ws
+ * 624 steps/s through the client, 1,709 on a kept stream). A transaction
+ * none of whose statements needed an answer (an optimistic step,
+ * remote-transaction.ts) goes as one batch on the kept stream: BEGIN
  * IMMEDIATE, each statement only if the one before it succeeded, COMMIT only
  * if they all did, ROLLBACK unless COMMIT succeeded — so the stream is never
  * left inside a transaction. Its failures are shaped as @libsql/client's own
  * (a `code`, and `statementIndex` for a statement's), so the adapter's
- * translation tells them apart as it does the client's. A stream or socket
- * that failed is dropped, and the next batch opens a new one. An HTTP stream
- * left idle expires on the server (sqld: about 10 s), which then refuses the
- * next batch before running any of it: that batch is sent again on a new
- * stream.
+ * translation tells them apart as it does the client's. A socket that failed
+ * (the server restarted, say) is dropped, and the next batch opens a new one.
  */
 import { type InStatement, LibsqlError } from "@libsql/client";
 import * as hrana from "@libsql/hrana-client";
 
 /** At most this many SQL texts are stored on the server per socket or stream (sqld keeps a bounded number). */
-const STORED_SQL = 64;
+export const STORED_SQL = 64;
 
-type Protocol = "ws" | "http";
+/** Where a connection sends a transaction whole. */
+export interface KeptStream {
+  /** Sends `statements` as one write transaction; throws as @libsql/client's `batch(…, "write")` would. */
+  writeBatch(statements: readonly InStatement[]): Promise<void>;
+  /** Closes the stream and its socket for good (the connection's close). */
+  close(): void;
+}
 
-export class KeptStream {
-  readonly #protocol: Protocol;
+/** The kept stream over WebSocket, on @libsql/hrana-client's socket. */
+export class KeptWsStream implements KeptStream {
   readonly #url: string;
   readonly #authToken: string | undefined;
-  #client: hrana.WsClient | hrana.HttpClient | undefined;
+  #client: hrana.WsClient | undefined;
   #stream: hrana.Stream | undefined;
   /** Closed with its connection: no socket is opened again. */
   #closed = false;
@@ -39,28 +42,20 @@ export class KeptStream {
   /** SQL texts stored on the current socket, so a batch names them instead of sending them. */
   readonly #stored = new Map<string, hrana.Sql>();
 
-  constructor(protocol: Protocol, url: string, authToken: string | undefined) {
-    this.#protocol = protocol;
+  constructor(url: string, authToken: string | undefined) {
     this.#url = url;
     this.#authToken = authToken;
   }
 
-  /** Sends `statements` as one write transaction; throws as @libsql/client's `batch(…, "write")` would. */
   async writeBatch(statements: readonly InStatement[]): Promise<void> {
     try {
       await this.#send(statements);
     } catch (error) {
-      // An expired HTTP stream refused the batch before running any of it: once more, on a new one.
-      if (!(error instanceof hrana.ResponseError && error.code === "STREAM_EXPIRED")) {
-        throw shaped(error);
-      }
-      await this.#send(statements).catch((again: unknown) => {
-        throw shaped(again);
-      });
+      throw shaped(error);
     }
   }
 
-  /** One attempt: the batch on the kept stream. Throws hrana's failures as they come. */
+  /** The batch on the kept stream. Throws hrana's failures as they come. */
   async #send(statements: readonly InStatement[]): Promise<void> {
     let stream: hrana.Stream;
     try {
@@ -76,7 +71,7 @@ export class KeptStream {
     const ran = statements.map((statement) => {
       const step = batch.step().condition(hrana.BatchCond.ok(last));
       last = step;
-      return quiet(step.run(this.#stmt(stream, statement)));
+      return quiet(step.run(this.#stmt(statement)));
     });
     const commit = batch.step().condition(hrana.BatchCond.ok(last));
     const committed = quiet(commit.run("COMMIT"));
@@ -132,10 +127,7 @@ export class KeptStream {
   async #connect(): Promise<hrana.Stream> {
     this.#drop();
     if (this.#closed) throw new LibsqlError("the connection is closed", "CLIENT_CLOSED");
-    const client =
-      this.#protocol === "ws"
-        ? hrana.openWs(this.#url, this.#authToken)
-        : hrana.openHttp(this.#url, this.#authToken);
+    const client = hrana.openWs(this.#url, this.#authToken);
     this.#client = client;
     // The server's protocol version, which storing SQL texts needs (its hello over ws).
     await client.getVersion();
@@ -147,16 +139,13 @@ export class KeptStream {
     return this.#stream;
   }
 
-  #stmt(stream: hrana.Stream, statement: InStatement): hrana.Stmt {
+  #stmt(statement: InStatement): hrana.Stmt {
     const { sql, args } =
       typeof statement === "string" ? { sql: statement, args: undefined } : statement;
     let stored = this.#stored.get(sql);
     if (stored === undefined && this.#stored.size < STORED_SQL) {
-      // Stored on the socket over ws, on the stream over http: both kept, and dropped together.
-      stored =
-        this.#client instanceof hrana.WsClient
-          ? this.#client.storeSql(sql)
-          : (stream as hrana.HttpStream).storeSql(sql);
+      // Stored on the socket, kept and dropped with it.
+      stored = (this.#client as hrana.WsClient).storeSql(sql);
       this.#stored.set(sql, stored);
     }
     const stmt = new hrana.Stmt(stored ?? sql);

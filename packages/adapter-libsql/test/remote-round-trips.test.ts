@@ -1,7 +1,7 @@
 /**
  * Round trips on a libSQL server: a transaction reaches the server in as few
  * requests as the protocol allows (docs/remote.md). Counted over http, where
- * each request is a fetch this test sees: BEGIN goes with the first
+ * each request passes a recording proxy (recordHttpRequests): BEGIN goes with the first
  * statement (the write lock taken there), core's SAVEPOINT and RELEASE and a
  * step's new tree nodes with the statements after them, and what a
  * savepoint held back is never sent when nothing else was; an optimistic
@@ -10,6 +10,7 @@
  * answer, so it is not counted.
  */
 
+import { createClient } from "@libsql/client";
 import { WebSocket } from "@libsql/hrana-client";
 import { libsqlDriver } from "@runledger/adapter-libsql";
 import {
@@ -24,9 +25,10 @@ resolveLocalhostSubdomains();
 const server = await startSqld({ namespaces: true });
 afterAll(() => server.stop());
 
-/** Every request the clients of this file send (they are made after this). */
-const { requestsOf, restore } = recordHttpRequests();
-afterAll(restore);
+/** Every request sent to the server at the recorder's URLs. */
+const recorder = await recordHttpRequests(server);
+const { requestsOf } = recorder;
+afterAll(() => recorder.stop());
 
 /**
  * The kinds of the messages WebSocket clients send while `action` runs (the
@@ -54,7 +56,10 @@ describe("remote libSQL: round trips", () => {
     protocol: "http" | "ws" = "http",
   ): Promise<{ lease: RunLease; close: () => Promise<void> }> {
     const store = new RunStore({ driver: libsqlDriver({ adminUrl: server.adminUrl as string }) });
-    const lease = await store.open(server.namespaceUrl(`trips-${++next}`, protocol), {
+    const name = `trips-${++next}`;
+    const url =
+      protocol === "http" ? recorder.namespaceUrl(name) : server.namespaceUrl(name, protocol);
+    const lease = await store.open(url, {
       create: { workflowId: "trips", runId: `run-${next}` },
     });
     // A first step, so the lease knows the newest event and the tree (as every later step does).
@@ -123,6 +128,34 @@ describe("remote libSQL: round trips", () => {
       expect((await lease.verify()).ok).toBe(true);
     } finally {
       await close();
+    }
+  });
+
+  it("over http, an optimistic step stores every value with the SQLite type an ordinary step gives it", async () => {
+    const ordinary = await openRun();
+    const optimistic = await openRun();
+    try {
+      const steps = (run: typeof ordinary, options: { optimistic?: boolean }) =>
+        requestsOf(async () => {
+          for (let n = 1; n < 4; n++) {
+            await run.lease.transact(
+              (tx) =>
+                tx.workspace.apply({ put: { [`a/${n}.json`]: `{"n":${n}}` } }, { event: { n } }),
+              options,
+            );
+          }
+        });
+      await steps(ordinary, {});
+      // One request each: none was refused and written again the ordinary way.
+      expect(await steps(optimistic, { optimistic: true })).toHaveLength(3);
+      const types = await columnTypes(optimistic.lease.location);
+      expect(types).toStrictEqual(await columnTypes(ordinary.lease.location));
+      // What the comparison covers: the event's integers and text, the tree's blobs.
+      const all = Object.values(types).flat().join(",");
+      for (const type of ["integer", "text", "blob"]) expect(all).toContain(type);
+    } finally {
+      await optimistic.close();
+      await ordinary.close();
     }
   });
 
@@ -298,3 +331,25 @@ describe("remote libSQL: round trips", () => {
     }
   });
 });
+
+/** Each table's rows in the database at `url`, as the SQLite types of their columns (sorted). */
+async function columnTypes(url: string): Promise<Record<string, string[]>> {
+  const client = createClient({ url });
+  try {
+    const tables = await client.execute(
+      "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+    );
+    const types: Record<string, string[]> = {};
+    for (const { name } of tables.rows) {
+      const columns = await client.execute(`SELECT name FROM pragma_table_info('${String(name)}')`);
+      const typeofs = columns.rows
+        .map((column) => `typeof("${String(column.name)}")`)
+        .join(" || ',' || ");
+      const rows = await client.execute(`SELECT ${typeofs} AS types FROM "${String(name)}"`);
+      types[String(name)] = rows.rows.map((row) => String(row.types)).sort();
+    }
+    return types;
+  } finally {
+    client.close();
+  }
+}

@@ -9,6 +9,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import http from "node:http";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -303,28 +304,59 @@ async function waitForHealth(
 }
 
 /**
- * Records the requests an HTTP client of the server sends (a libSQL client
- * takes the global fetch when it is made, so make clients after this): while
- * `requestsOf(action)` runs, each request's body is kept, close-only ones
- * left out (a stream's close is sent after COMMIT without waiting for its
- * answer). `restore()` puts the real fetch back.
+ * Records the HTTP requests clients send a server: a proxy on 127.0.0.1 (a
+ * free port) in front of `server`, which passes every request on as it came
+ * (the Host too, which names the namespace) and keeps the bodies of those
+ * sent while `requestsOf(action)` runs, close-only ones left out (a stream's
+ * close may be sent after COMMIT without waiting for its answer). Clients
+ * reach it at `namespaceUrl(name)`, whatever they send requests with.
  */
-export function recordHttpRequests(): {
+export async function recordHttpRequests(server: SqldServer): Promise<{
+  namespaceUrl(name: string): string;
   requestsOf(action: () => Promise<unknown>): Promise<string[]>;
-  restore(): void;
-} {
+  stop(): Promise<void>;
+}> {
+  const [hostname, port] = server.host.split(":") as [string, string];
+  const agent = new http.Agent({ keepAlive: true });
   let recording: string[] | undefined;
-  const realFetch = globalThis.fetch;
-  globalThis.fetch = async (input, init) => {
-    if (recording !== undefined) {
-      const body = input instanceof Request ? await input.clone().text() : String(init?.body ?? "");
-      if (!/^\{("baton":"[^"]*",)?"requests":\[\{"type":"close"\}\]\}$/.test(body)) {
-        recording.push(body);
+  const proxy = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      const body = Buffer.concat(chunks);
+      const text = body.toString("utf8");
+      if (
+        recording !== undefined &&
+        !/^\{("baton":("[^"]*"|null),)?"requests":\[\{"type":"close"\}\]\}$/.test(text)
+      ) {
+        recording.push(text);
       }
-    }
-    return realFetch(input, init);
-  };
+      const upstream = http.request(
+        {
+          hostname,
+          port,
+          method: request.method,
+          path: request.url,
+          headers: request.headers,
+          agent,
+        },
+        (answer) => {
+          response.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(response);
+        },
+      );
+      upstream.on("error", () => response.destroy());
+      upstream.end(body);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    proxy.once("error", reject);
+    proxy.listen(0, "127.0.0.1", resolve);
+  });
+  const address = proxy.address();
+  const proxyPort = typeof address === "object" && address !== null ? address.port : 0;
   return {
+    namespaceUrl: (name) => `http://${name}.localhost:${proxyPort}`,
     async requestsOf(action) {
       const sent: string[] = [];
       recording = sent;
@@ -335,8 +367,11 @@ export function recordHttpRequests(): {
       }
       return sent;
     },
-    restore: () => {
-      globalThis.fetch = realFetch;
-    },
+    stop: () =>
+      new Promise((resolve) => {
+        proxy.closeAllConnections();
+        agent.destroy();
+        proxy.close(() => resolve());
+      }),
   };
 }

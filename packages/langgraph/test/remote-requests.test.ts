@@ -6,7 +6,7 @@
  * checkpoint's event, tree nodes and COMMIT, whose answers are not waited
  * for one by one — and a `put` with its `putWrites` beside it in two too
  * (an ordinary transaction: three). Counted over http, where each request
- * is a fetch (recordHttpRequests, of @runledger/conformance/sqld).
+ * passes a recording proxy (recordHttpRequests, of @runledger/conformance/sqld).
  */
 import { emptyCheckpoint } from "@langchain/langgraph-checkpoint";
 import { libsqlDriver } from "@runledger/adapter-libsql";
@@ -24,9 +24,10 @@ resolveLocalhostSubdomains();
 const server = await startSqld({ namespaces: true });
 afterAll(() => server.stop());
 
-/** Every request the clients of this file send (they are made after this). */
-const { requestsOf, restore } = recordHttpRequests();
-afterAll(restore);
+/** Every request sent to the server at the recorder's URLs. */
+const recorder = await recordHttpRequests(server);
+const { requestsOf } = recorder;
+afterAll(() => recorder.stop());
 
 /** A checkpoint after `parent` (or the first), holding `messages` in one channel. */
 function checkpointAfter(step: number, messages: string[]) {
@@ -41,7 +42,7 @@ describe("RunledgerSaver on sqld over http: requests a checkpoint costs", () => 
   it("once the saver knows the thread, a put is two requests, and a put with its writes two too", async () => {
     const store = new RunStore({ driver: libsqlDriver({ adminUrl: server.adminUrl as string }) });
     const locate = (threadId: string) =>
-      server.namespaceUrl(`requests-${threadNamespace(threadId)}`, "http");
+      recorder.namespaceUrl(`requests-${threadNamespace(threadId)}`);
     const saver = new RunledgerSaver({ store, locate });
     try {
       const thread = { configurable: { thread_id: "t1", checkpoint_ns: "" } };
