@@ -45,6 +45,7 @@ export class LibsqlConnection implements DriverConnection {
   readonly #replica: "local" | "server" | undefined;
   /** Where a transaction sent whole goes over WebSocket (kept-stream.ts); else the client's batch. */
   readonly #kept: KeptStream | undefined;
+  readonly #closeFetch: (() => void) | undefined;
   /** The transaction most recently begun on the server, ended on close if still open. */
   #lastTransaction: RemoteTransaction | undefined;
   #closed = false;
@@ -57,6 +58,8 @@ export class LibsqlConnection implements DriverConnection {
       busyDeadlineMs: number;
       replica?: "local" | "server";
       kept?: KeptStream;
+      /** Closes the sockets the client's fetch kept (node-fetch.ts), after the client. */
+      closeFetch?: () => void;
     },
   ) {
     this.#client = client;
@@ -65,6 +68,7 @@ export class LibsqlConnection implements DriverConnection {
     this.#busyDeadlineMs = options.busyDeadlineMs;
     this.#replica = options.replica;
     this.#kept = options.kept;
+    this.#closeFetch = options.closeFetch;
   }
 
   /**
@@ -163,6 +167,7 @@ export class LibsqlConnection implements DriverConnection {
     }
     this.#kept?.close();
     this.#client.close();
+    this.#closeFetch?.();
     const turn = finalizerTurns.afterClose();
     if (turn !== undefined) await turn;
   }

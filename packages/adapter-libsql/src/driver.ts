@@ -25,6 +25,7 @@ import {
   ensureNamespace,
   type NamespaceAdmin,
 } from "./namespaces.js";
+import { type NodeFetch, nodeFetch } from "./node-fetch.js";
 import { isWebSocketClosedEarly } from "./remote-errors.js";
 
 export interface LibsqlDriverOptions {
@@ -174,7 +175,11 @@ export function libsqlDriver(options: LibsqlDriverOptions = {}): Driver {
       if (parsed.kind === "file" && replica === undefined) {
         return openLocal(location, parsed.path, open, options);
       }
-      const connection = new LibsqlConnection(newClient(location, parsed, open, options, replica), {
+      // Over HTTP the client sends its requests with node:http instead of the global fetch.
+      const web = parsed.kind === "remote" && /^https?:/.test(parsed.url) ? nodeFetch() : undefined;
+      const client = newClient(location, parsed, open, options, replica, web?.fetch);
+      const connection = new LibsqlConnection(client, {
+        ...(web === undefined ? {} : { closeFetch: web.close }),
         ...(replica === undefined
           ? {}
           : { replica: replica.syncInterval === undefined ? "local" : "server" }),
@@ -280,6 +285,7 @@ function newClient(
   open: OpenOptions,
   options: LibsqlDriverOptions,
   replica: ReplicaOptions,
+  fetch: NodeFetch["fetch"] | undefined,
 ): Client {
   // A replica writes its file to sync, read-only or not: its own URL, never mode=ro.
   const url = parsed.kind === "file" ? pathToFileURL(parsed.path).href : parsed.url;
@@ -289,6 +295,7 @@ function newClient(
       intMode: "bigint",
       concurrency: 1,
       timeout: open.busyTimeoutMs,
+      ...(fetch === undefined ? {} : { fetch }),
       ...(options.authToken === undefined ? {} : { authToken: options.authToken }),
       ...(replica === undefined
         ? {}

@@ -32,6 +32,7 @@ import http from "node:http";
 import https from "node:https";
 import { type InStatement, LibsqlError } from "@libsql/client";
 import { type KeptStream, STORED_SQL } from "./kept-stream.js";
+import { readAll, send } from "./node-fetch.js";
 
 /** Hrana 2's path for a stream's requests. */
 const PIPELINE = "v2/pipeline";
@@ -40,7 +41,6 @@ export class KeptHttpStream implements KeptStream {
   readonly #url: URL;
   readonly #authorization: string | undefined;
   readonly #agent: http.Agent;
-  readonly #request: typeof http.request;
   /** Where the stream's next request goes (the server may move it). */
   #pipelineUrl: URL;
   /** The stream's name in the server's last answer; null when no stream is open. */
@@ -56,11 +56,10 @@ export class KeptHttpStream implements KeptStream {
     this.#url = new URL(url.endsWith("/") ? url : `${url}/`);
     this.#pipelineUrl = new URL(PIPELINE, this.#url);
     this.#authorization = authToken === undefined ? undefined : `Bearer ${authToken}`;
-    const secure = this.#url.protocol === "https:";
-    this.#request = secure ? https.request : http.request;
-    this.#agent = secure
-      ? new https.Agent({ keepAlive: true, maxSockets: 1 })
-      : new http.Agent({ keepAlive: true, maxSockets: 1 });
+    this.#agent =
+      this.#url.protocol === "https:"
+        ? new https.Agent({ keepAlive: true, maxSockets: 1 })
+        : new http.Agent({ keepAlive: true, maxSockets: 1 });
   }
 
   writeBatch(statements: readonly InStatement[]): Promise<void> {
@@ -167,34 +166,26 @@ export class KeptHttpStream implements KeptStream {
   }
 
   /** POSTs `body` to the stream's URL; resolves with the answer's JSON, rejects as the client would. */
-  #post(body: string): Promise<PipelineAnswer> {
+  async #post(body: string): Promise<PipelineAnswer> {
     const headers: http.OutgoingHttpHeaders = {
       "content-type": "application/json",
       "content-length": Buffer.byteLength(body),
     };
     if (this.#authorization !== undefined) headers.authorization = this.#authorization;
-    return new Promise((resolve, reject) => {
-      const request = this.#request(
-        this.#pipelineUrl,
-        { method: "POST", agent: this.#agent, headers },
-        (response) => {
-          const chunks: Buffer[] = [];
-          response.on("data", (chunk: Buffer) => chunks.push(chunk));
-          response.on("error", reject);
-          response.on("end", () => {
-            const text = Buffer.concat(chunks).toString("utf8");
-            try {
-              if (response.statusCode === 200) resolve(JSON.parse(text) as PipelineAnswer);
-              else reject(statusError(response.statusCode ?? 0, response.headers, text));
-            } catch (error) {
-              reject(protoError("the server's answer is not JSON", error));
-            }
-          });
-        },
-      );
-      request.on("error", reject);
-      request.end(body);
+    const answer = await send(this.#pipelineUrl, {
+      method: "POST",
+      headers,
+      body,
+      agent: this.#agent,
     });
+    const text = (await readAll(answer)).toString("utf8");
+    const status = answer.statusCode ?? 0;
+    if (status !== 200) throw statusError(status, answer.headers, text);
+    try {
+      return JSON.parse(text) as PipelineAnswer;
+    } catch (error) {
+      throw protoError("the server's answer is not JSON", error);
+    }
   }
 }
 

@@ -131,6 +131,36 @@ describe("remote libSQL: round trips", () => {
     }
   });
 
+  it("over http, no request goes through the global fetch: ordinary and optimistic steps and reads go on node:http's kept sockets", async () => {
+    const realFetch = globalThis.fetch;
+    let fetched = 0;
+    globalThis.fetch = (...args: Parameters<typeof fetch>) => {
+      fetched += 1;
+      return realFetch(...args);
+    };
+    try {
+      const { lease, close } = await openRun();
+      try {
+        // (Creating the namespace, once, went through the admin API's fetch.)
+        fetched = 0;
+        const sent = await requestsOf(async () => {
+          await lease.transact((tx) => tx.journal.append({ ordinary: true }));
+          await lease.transact((tx) => tx.journal.append({ optimistic: true }), {
+            optimistic: true,
+          });
+          await lease.read((r) => r.journal.list());
+        });
+        // The requests reached the server (the recorder saw them), none of them through fetch.
+        expect(sent.length).toBeGreaterThanOrEqual(4);
+        expect(fetched).toBe(0);
+      } finally {
+        await close();
+      }
+    } finally {
+      globalThis.fetch = realFetch;
+    }
+  });
+
   it("over http, an optimistic step stores every value with the SQLite type an ordinary step gives it", async () => {
     const ordinary = await openRun();
     const optimistic = await openRun();

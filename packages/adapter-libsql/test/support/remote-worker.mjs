@@ -3,7 +3,8 @@
 // remote run, each in its own transaction (optimistic when its fifth argument
 // says "optimistic"), and prints one line per step the store acknowledged:
 // {"worker","step","sequence","calls"} (calls: how many times the step's
-// callback ran). A failure is printed as {"failed": code} and ends the
+// callback ran in the attempt that landed; a transaction_timeout, which lands
+// nothing, is retried up to 5 attempts). A failure is printed as {"failed": code} and ends the
 // process with code 1.
 import { libsqlDriver } from "@runledger/adapter-libsql";
 import { resolveLocalhostSubdomains } from "@runledger/conformance/sqld";
@@ -19,16 +20,26 @@ try {
   const lease = await store.open(url, { create: { workflowId: "workers", runId: "shared" } });
   for (let step = 0; step < steps; step++) {
     let calls = 0;
-    const { sequence } = await lease.transact(
-      (tx) => {
-        calls += 1;
-        return tx.workspace.apply(
-          { put: { [`worker-${worker}/step-${step}.txt`]: `worker ${worker} step ${step}` } },
-          { event: { worker, step } },
-        );
-      },
-      { optimistic },
-    );
+    let sequence;
+    for (let attempt = 1; sequence === undefined; attempt++) {
+      calls = 0;
+      try {
+        ({ sequence } = await lease.transact(
+          (tx) => {
+            calls += 1;
+            return tx.workspace.apply(
+              { put: { [`worker-${worker}/step-${step}.txt`]: `worker ${worker} step ${step}` } },
+              { event: { worker, step } },
+            );
+          },
+          { optimistic },
+        ));
+      } catch (error) {
+        // A transaction the server took the lock from (a process starved for 5 s on a loaded
+        // machine) committed nothing, and says to retry it: an engine would.
+        if (error?.code !== "transaction_timeout" || attempt === 5) throw error;
+      }
+    }
     process.stdout.write(`${JSON.stringify({ worker, step, sequence, calls })}\n`);
   }
   await store.close();
