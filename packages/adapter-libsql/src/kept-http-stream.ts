@@ -244,8 +244,16 @@ function fromProto(error: ProtoError, statementIndex?: number): LibsqlError {
 /** An answer other than 200: the server's own error when it sent one, else the status with its text. */
 function statusError(status: number, headers: http.IncomingHttpHeaders, text: string): LibsqlError {
   if (headers["content-type"] === "application/json") {
-    const proto = JSON.parse(text) as Partial<ProtoError>;
-    if (typeof proto.message === "string") return fromProto(proto as ProtoError);
+    let proto: Partial<ProtoError> | undefined;
+    try {
+      proto = JSON.parse(text) as Partial<ProtoError>;
+    } catch (error) {
+      return protoError(
+        `the server answered HTTP status ${status} with JSON that does not parse`,
+        error,
+      );
+    }
+    if (typeof proto?.message === "string") return fromProto(proto as ProtoError);
   }
   const body = text.trim();
   const message = `Server returned HTTP status ${status}${body === "" ? "" : `: ${body}`}`;
