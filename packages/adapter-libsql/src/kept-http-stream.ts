@@ -31,8 +31,17 @@
 import http from "node:http";
 import https from "node:https";
 import { type InStatement, LibsqlError } from "@libsql/client";
-import { type KeptStream, STORED_SQL } from "./kept-stream.js";
+import type { KeptStream } from "./kept-stream.js";
 import { readAll, send } from "./node-fetch.js";
+import {
+  type BatchResult,
+  batchFailure,
+  fromProto,
+  type ProtoError,
+  protoError,
+  StoredSql,
+  wholeBatch,
+} from "./whole-batch.js";
 
 /** Hrana 2's path for a stream's requests. */
 const PIPELINE = "v2/pipeline";
@@ -45,9 +54,8 @@ export class KeptHttpStream implements KeptStream {
   #pipelineUrl: URL;
   /** The stream's name in the server's last answer; null when no stream is open. */
   #baton: string | null = null;
-  /** SQL texts stored on the current stream, by their id. */
-  readonly #stored = new Map<string, number>();
-  #nextSqlId = 1;
+  /** SQL texts stored on the current stream. */
+  readonly #stored = new StoredSql();
   /** The request in flight: the next one waits for it (a stream takes one at a time). */
   #last: Promise<unknown> = Promise.resolve();
   #closed = false;
@@ -97,33 +105,7 @@ export class KeptHttpStream implements KeptStream {
 
   /** One attempt: the transaction as one batch, with the SQL texts it stores first. */
   async #send(statements: readonly InStatement[]): Promise<void> {
-    const requests: unknown[] = [];
-    const steps: unknown[] = [{ stmt: { sql: "BEGIN IMMEDIATE", want_rows: false } }];
-    for (const statement of statements) {
-      const { sql, args } =
-        typeof statement === "string" ? { sql: statement, args: undefined } : statement;
-      let id = this.#stored.get(sql);
-      if (id === undefined && this.#stored.size < STORED_SQL) {
-        id = this.#nextSqlId++;
-        this.#stored.set(sql, id);
-        requests.push({ type: "store_sql", sql_id: id, sql });
-      }
-      const stmt: Record<string, unknown> = id === undefined ? { sql } : { sql_id: id };
-      if (Array.isArray(args)) stmt.args = args.map(hranaValue);
-      stmt.want_rows = false;
-      steps.push({ condition: { type: "ok", step: steps.length - 1 }, stmt });
-    }
-    const commit = steps.length;
-    steps.push({
-      condition: { type: "ok", step: commit - 1 },
-      stmt: { sql: "COMMIT", want_rows: false },
-    });
-    steps.push({
-      condition: { type: "not", cond: { type: "ok", step: commit } },
-      stmt: { sql: "ROLLBACK", want_rows: false },
-    });
-    requests.push({ type: "batch", batch: { steps } });
-
+    const { requests, commit } = wholeBatch(statements, this.#stored);
     let answer: PipelineAnswer;
     try {
       answer = await this.#post(JSON.stringify({ baton: this.#baton, requests }));
@@ -144,13 +126,8 @@ export class KeptHttpStream implements KeptStream {
     if (last?.type !== "ok" || results.length !== requests.length) {
       throw this.#lost(failureOf(last));
     }
-    const errors = last.response?.result?.step_errors ?? [];
-    for (let step = 0; step <= commit; step++) {
-      const error = errors[step];
-      if (error === null || error === undefined) continue;
-      const statementIndex = step > 0 && step < commit ? step - 1 : undefined;
-      throw fromProto(error, statementIndex);
-    }
+    const failure = batchFailure(last.response?.result, commit);
+    if (failure !== undefined) throw failure;
   }
 
   /** Gives up the stream after `error` (the next batch opens a new one), and returns it. */
@@ -202,15 +179,10 @@ interface PipelineAnswer {
   baton?: string | null;
   base_url?: string | null;
   results?: Array<
-    | { type: "ok"; response?: { result?: { step_errors?: Array<ProtoError | null> } } }
+    | { type: "ok"; response?: { result?: BatchResult } }
     | { type: "error"; error: ProtoError }
     | { type: "none" }
   >;
-}
-
-interface ProtoError {
-  message: string;
-  code?: string | null;
 }
 
 type PipelineResult = NonNullable<PipelineAnswer["results"]>[number];
@@ -220,25 +192,6 @@ function failureOf(result: PipelineResult | undefined): LibsqlError {
   return result?.type === "error"
     ? fromProto(result.error)
     : protoError("the server answered a pipeline in a form this client does not know");
-}
-
-function protoError(message: string, cause?: unknown): LibsqlError {
-  return new LibsqlError(
-    message,
-    "HRANA_PROTO_ERROR",
-    undefined,
-    undefined,
-    cause as Error | undefined,
-  );
-}
-
-/** The server's refusal as @libsql/client's error: its code first in the message, as the client puts it. */
-function fromProto(error: ProtoError, statementIndex?: number): LibsqlError {
-  const failure = new LibsqlError(error.message, error.code ?? "UNKNOWN");
-  if (statementIndex !== undefined) {
-    Object.defineProperty(failure, "statementIndex", { value: statementIndex, enumerable: true });
-  }
-  return failure;
 }
 
 /** An answer other than 200: the server's own error when it sent one, else the status with its text. */
@@ -264,26 +217,4 @@ function statusError(status: number, headers: http.IncomingHttpHeaders, text: st
     undefined,
     Object.assign(new Error(message), { status }),
   );
-}
-
-/** A bound value in Hrana's JSON, as @libsql/hrana-client encodes it (a JS number is a float). */
-function hranaValue(value: unknown): unknown {
-  if (value === null || value === undefined) return { type: "null" };
-  if (typeof value === "string") return { type: "text", value };
-  if (typeof value === "number") {
-    if (!Number.isFinite(value)) {
-      throw new RangeError("Only finite numbers (not Infinity or NaN) can be passed as arguments");
-    }
-    return { type: "float", value };
-  }
-  if (typeof value === "bigint") return { type: "integer", value: String(value) };
-  if (typeof value === "boolean") return { type: "integer", value: value ? "1" : "0" };
-  if (value instanceof Uint8Array) return { type: "blob", base64: base64(value) };
-  if (value instanceof ArrayBuffer) return { type: "blob", base64: base64(new Uint8Array(value)) };
-  if (value instanceof Date) return { type: "float", value: value.valueOf() };
-  throw new TypeError(`a value of type ${typeof value} cannot be bound`);
-}
-
-function base64(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
 }

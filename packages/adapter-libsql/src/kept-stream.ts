@@ -3,23 +3,31 @@
  * connection's life: the interface, and its WebSocket side (HTTP's is
  * kept-http-stream.ts). @libsql/client opens a stream for every batch and
  * closes it after: over WebSocket three messages and their server work for
- * what is one request, over HTTP a stream made and dropped by the server
- * each time (measured against sqld, a step's two rows in one batch: over ws
- * 624 steps/s through the client, 1,709 on a kept stream). A transaction
- * none of whose statements needed an answer (an optimistic step,
- * remote-transaction.ts) goes as one batch on the kept stream: BEGIN
- * IMMEDIATE, each statement only if the one before it succeeded, COMMIT only
- * if they all did, ROLLBACK unless COMMIT succeeded — so the stream is never
- * left inside a transaction. Its failures are shaped as @libsql/client's own
- * (a `code`, and `statementIndex` for a statement's), so the adapter's
- * translation tells them apart as it does the client's. A socket that failed
- * (the server restarted, say) is dropped, and the next batch opens a new one.
+ * what is one request (measured against sqld, a step's two rows in one
+ * batch: 624 steps/s through the client, 1,709 on a kept stream). A
+ * transaction none of whose statements needed an answer (an optimistic
+ * step, remote-transaction.ts) goes here as one batch (whole-batch.ts).
+ *
+ * The socket speaks Hrana 2 (JSON) itself, on the WebSocket class
+ * @libsql/hrana-client uses (`ws`): a hello with the token, one stream
+ * opened, then a request a batch — the client's own machinery (its queues,
+ * its encoders, js-base64) cost ~0.16 ms of CPU a batch more than this, a
+ * seventh of a step's (measured: 364 against 207 µs a raw batch). A socket
+ * that closes or fails fails what it had in flight, as @libsql/client's
+ * would (HRANA_WEBSOCKET_ERROR, "closed with code …"), and the next batch
+ * opens a new one: after a server restarts, say.
  */
 import { type InStatement, LibsqlError } from "@libsql/client";
-import * as hrana from "@libsql/hrana-client";
-
-/** At most this many SQL texts are stored on the server per socket or stream (sqld keeps a bounded number). */
-export const STORED_SQL = 64;
+import { WebSocket } from "@libsql/hrana-client";
+import {
+  type BatchResult,
+  batchFailure,
+  fromProto,
+  type ProtoError,
+  protoError,
+  StoredSql,
+  wholeBatch,
+} from "./whole-batch.js";
 
 /** Where a connection sends a transaction whole. */
 export interface KeptStream {
@@ -29,18 +37,28 @@ export interface KeptStream {
   close(): void;
 }
 
-/** The kept stream over WebSocket, on @libsql/hrana-client's socket. */
+/** The one stream each socket opens. */
+const STREAM_ID = 1;
+
+interface Pending {
+  resolve(response: unknown): void;
+  reject(error: unknown): void;
+}
+
+/** The kept stream over WebSocket. */
 export class KeptWsStream implements KeptStream {
   readonly #url: string;
   readonly #authToken: string | undefined;
-  #client: hrana.WsClient | undefined;
-  #stream: hrana.Stream | undefined;
+  #socket: WebSocket | undefined;
+  /** A socket being opened, shared by the calls that need it meanwhile. */
+  #opening: Promise<WebSocket> | undefined;
+  /** Requests sent on the current socket and not answered yet, by id. */
+  readonly #pending = new Map<number, Pending>();
+  #nextRequest = 1;
+  /** SQL texts stored on the current socket's stream. */
+  readonly #stored = new StoredSql();
   /** Closed with its connection: no socket is opened again. */
   #closed = false;
-  /** A socket being opened, shared by the calls that need it meanwhile. */
-  #opening: Promise<hrana.Stream> | undefined;
-  /** SQL texts stored on the current socket, so a batch names them instead of sending them. */
-  readonly #stored = new Map<string, hrana.Sql>();
 
   constructor(url: string, authToken: string | undefined) {
     this.#url = url;
@@ -48,141 +66,141 @@ export class KeptWsStream implements KeptStream {
   }
 
   async writeBatch(statements: readonly InStatement[]): Promise<void> {
-    try {
-      await this.#send(statements);
-    } catch (error) {
-      throw shaped(error);
+    const socket = await this.#open();
+    const { requests, commit } = wholeBatch(statements, this.#stored);
+    // Sent together; the server answers them in order, the batch last.
+    const answers = requests.map((request) => this.#request(socket, request));
+    const outcomes = await Promise.allSettled(answers);
+    for (const outcome of outcomes) {
+      if (outcome.status === "rejected") throw outcome.reason;
     }
+    const last = outcomes.at(-1) as PromiseFulfilledResult<{ result?: BatchResult }>;
+    const failure = batchFailure(last.value.result, commit);
+    if (failure !== undefined) throw failure;
   }
 
-  /** The batch on the kept stream. Throws hrana's failures as they come. */
-  async #send(statements: readonly InStatement[]): Promise<void> {
-    let stream: hrana.Stream;
-    try {
-      stream = await this.#open();
-    } catch (error) {
-      this.#drop();
-      throw error;
-    }
-    const batch = stream.batch(false);
-    const begin = batch.step();
-    const began = quiet(begin.run("BEGIN IMMEDIATE"));
-    let last = begin;
-    const ran = statements.map((statement) => {
-      const step = batch.step().condition(hrana.BatchCond.ok(last));
-      last = step;
-      return quiet(step.run(this.#stmt(statement)));
-    });
-    const commit = batch.step().condition(hrana.BatchCond.ok(last));
-    const committed = quiet(commit.run("COMMIT"));
-    void quiet(
-      batch
-        .step()
-        .condition(hrana.BatchCond.not(hrana.BatchCond.ok(commit)))
-        .run("ROLLBACK"),
-    );
-    try {
-      await batch.execute();
-    } catch (error) {
-      // The socket or the stream failed: what the server did with the batch is not known here.
-      this.#drop();
-      throw error;
-    }
-    const beginOutcome = await began;
-    if (!beginOutcome.ok) throw shaped(beginOutcome.error);
-    for (const [index, outcome] of (await Promise.all(ran)).entries()) {
-      if (!outcome.ok) throw shaped(outcome.error, index);
-    }
-    const commitOutcome = await committed;
-    if (!commitOutcome.ok) throw shaped(commitOutcome.error);
-  }
-
-  /** Closes the stream and its socket for good (the connection's close). */
   close(): void {
     this.#closed = true;
-    this.#drop();
+    this.#drop(new LibsqlError("the connection is closed", "CLIENT_CLOSED"));
   }
 
-  /** Drops the stream and its socket (after a failure): the next batch opens new ones. */
-  #drop(): void {
-    const client = this.#client;
-    this.#client = undefined;
-    this.#stream = undefined;
-    this.#stored.clear();
-    client?.close();
-  }
-
-  /** The kept stream, opened with its socket when there is none or the last one failed. */
-  #open(): Promise<hrana.Stream> {
-    const stream = this.#stream;
-    if (stream !== undefined && !stream.closed && this.#client?.closed === false) {
-      return Promise.resolve(stream);
-    }
+  /** The current socket, or a new one (its hello sent and its stream opened). */
+  #open(): Promise<WebSocket> {
+    const socket = this.#socket;
+    if (socket !== undefined && socket.readyState === WebSocket.OPEN)
+      return Promise.resolve(socket);
     this.#opening ??= this.#connect().finally(() => {
       this.#opening = undefined;
     });
     return this.#opening;
   }
 
-  async #connect(): Promise<hrana.Stream> {
-    this.#drop();
+  async #connect(): Promise<WebSocket> {
     if (this.#closed) throw new LibsqlError("the connection is closed", "CLIENT_CLOSED");
-    const client = hrana.openWs(this.#url, this.#authToken);
-    this.#client = client;
-    // The server's protocol version, which storing SQL texts needs (its hello over ws).
-    await client.getVersion();
+    const socket = new WebSocket(this.#url, ["hrana2"]);
+    await new Promise<void>((resolve, reject) => {
+      let failure: unknown;
+      socket.once("error", (error: Error) => {
+        failure = socketFailure(error);
+      });
+      socket.once("open", () => resolve());
+      socket.once("close", (code: number, reason: Buffer) =>
+        reject(failure ?? closedFailure(code, reason)),
+      );
+    });
     if (this.#closed) {
-      client.close();
+      socket.close();
       throw new LibsqlError("the connection is closed", "CLIENT_CLOSED");
     }
-    this.#stream = client.openStream();
-    return this.#stream;
+    this.#socket = socket;
+    socket.on("message", (data: Buffer) => this.#receive(socket, String(data)));
+    socket.on("error", (error: Error) => this.#fail(socket, socketFailure(error)));
+    socket.on("close", (code: number, reason: Buffer) =>
+      this.#fail(socket, closedFailure(code, reason)),
+    );
+    socket.send(JSON.stringify({ type: "hello", jwt: this.#authToken ?? null }));
+    await this.#request(socket, { type: "open_stream", stream_id: STREAM_ID });
+    return socket;
   }
 
-  #stmt(statement: InStatement): hrana.Stmt {
-    const { sql, args } =
-      typeof statement === "string" ? { sql: statement, args: undefined } : statement;
-    let stored = this.#stored.get(sql);
-    if (stored === undefined && this.#stored.size < STORED_SQL) {
-      // Stored on the socket, kept and dropped with it.
-      stored = (this.#client as hrana.WsClient).storeSql(sql);
-      this.#stored.set(sql, stored);
+  /** Sends one request on `socket`; resolves with its response, rejects with its error or the socket's. */
+  #request(socket: WebSocket, request: unknown): Promise<{ result?: BatchResult }> {
+    if (this.#socket !== socket || socket.readyState !== WebSocket.OPEN) {
+      return Promise.reject(closedFailure(1006, "the socket closed before the request was sent"));
     }
-    const stmt = new hrana.Stmt(stored ?? sql);
-    if (Array.isArray(args)) stmt.bindIndexes(args as hrana.InValue[]);
-    return stmt;
+    const id = this.#nextRequest++;
+    const { type } = request as { type: string };
+    const body = type === "batch" ? { ...(request as object), stream_id: STREAM_ID } : request;
+    return new Promise((resolve, reject) => {
+      this.#pending.set(id, { resolve: resolve as (response: unknown) => void, reject });
+      socket.send(JSON.stringify({ type: "request", request_id: id, request: body }));
+    });
+  }
+
+  #receive(socket: WebSocket, text: string): void {
+    let message: {
+      type?: string;
+      request_id?: number;
+      response?: unknown;
+      error?: ProtoError;
+    };
+    try {
+      message = JSON.parse(text);
+    } catch (error) {
+      this.#fail(socket, protoError("the server sent a WebSocket message that is not JSON", error));
+      socket.close();
+      return;
+    }
+    if (message.type === "hello_ok") return;
+    if (message.type === "hello_error") {
+      // The token refused: every request of this socket fails with the server's reason.
+      this.#fail(socket, fromProto(message.error ?? { message: "hello refused" }));
+      socket.close();
+      return;
+    }
+    const pending = this.#pending.get(message.request_id ?? -1);
+    if (pending === undefined) return;
+    this.#pending.delete(message.request_id as number);
+    if (message.type === "response_ok") pending.resolve(message.response);
+    else if (message.type === "response_error")
+      pending.reject(fromProto(message.error ?? { message: "request failed" }));
+    else
+      pending.reject(
+        protoError(`the server answered a request with a ${String(message.type)} message`),
+      );
+  }
+
+  /** Fails everything in flight on `socket` with `error`, and lets the next batch open a new socket. */
+  #fail(socket: WebSocket, error: unknown): void {
+    if (this.#socket === socket) this.#drop(error);
+  }
+
+  #drop(error: unknown): void {
+    const socket = this.#socket;
+    this.#socket = undefined;
+    this.#stored.clear();
+    const pending = [...this.#pending.values()];
+    this.#pending.clear();
+    for (const request of pending) request.reject(error);
+    if (socket?.readyState === WebSocket.OPEN) socket.close();
   }
 }
 
-type Outcome = { readonly ok: true } | { readonly ok: false; readonly error: unknown };
-
-/** A step's promise as its outcome, never rejecting (so none is left unhandled). */
-function quiet(pending: Promise<unknown>): Promise<Outcome> {
-  return pending.then(
-    () => ({ ok: true }),
-    (error: unknown) => ({ ok: false, error }),
+/** A socket's own failure, as @libsql/client reports it (a refused handshake says its HTTP status). */
+function socketFailure(error: Error): LibsqlError {
+  return new LibsqlError(
+    `WebSocket failed: ${error.message}`,
+    "HRANA_WEBSOCKET_ERROR",
+    undefined,
+    undefined,
+    error,
   );
 }
 
-/** A hrana failure shaped as @libsql/client's (its code, and the statement's index for a statement's). */
-function shaped(error: unknown, statementIndex?: number): unknown {
-  if (!(error instanceof hrana.ClientError)) return error;
-  const failure = new LibsqlError(error.message, codeOf(error), undefined, undefined, error);
-  if (statementIndex !== undefined) {
-    Object.defineProperty(failure, "statementIndex", { value: statementIndex, enumerable: true });
-  }
-  return failure;
-}
-
-/** The code @libsql/client gives each kind of hrana failure. */
-function codeOf(error: hrana.ClientError): string {
-  if (error instanceof hrana.ResponseError && error.code !== undefined) return error.code;
-  if (error instanceof hrana.ClosedError) {
-    return error.cause instanceof hrana.ClientError ? codeOf(error.cause) : "HRANA_CLOSED_ERROR";
-  }
-  if (error instanceof hrana.WebSocketError) return "HRANA_WEBSOCKET_ERROR";
-  if (error instanceof hrana.ProtoError) return "HRANA_PROTO_ERROR";
-  if (error instanceof hrana.ProtocolVersionError) return "PROTOCOL_VERSION_ERROR";
-  if (error instanceof hrana.InternalError) return "INTERNAL_ERROR";
-  return "UNKNOWN";
+/** A socket the server (or the network) closed, as @libsql/client reports it. */
+function closedFailure(code: number, reason: unknown): LibsqlError {
+  return new LibsqlError(
+    `WebSocket was closed with code ${code}: ${String(reason)}`,
+    "HRANA_WEBSOCKET_ERROR",
+  );
 }
