@@ -43,7 +43,7 @@ export class LibsqlConnection implements DriverConnection {
    * file (no background sync), "server" when they are transactions there.
    */
   readonly #replica: "local" | "server" | undefined;
-  /** Where a transaction sent whole goes over WebSocket (kept-stream.ts); else the client's batch. */
+  /** Where a transaction sent whole goes (kept-stream.ts, kept-http-stream.ts); else the client's batch. */
   readonly #kept: KeptStream | undefined;
   readonly #closeFetch: (() => void) | undefined;
   /** The transaction most recently begun on the server, ended on close if still open. */

@@ -189,8 +189,9 @@ export class RemoteTransaction implements DriverTransaction {
 
   /**
    * A transaction none of whose statements was sent: BEGIN, the statements
-   * and COMMIT as one write batch of the client's (one request, the stream
-   * opened and closed with it). Each statement runs only if the one before
+   * and COMMIT as one write batch (one request: on the connection's kept
+   * stream, whole-batch.ts, or else the client's, which opens and closes a
+   * stream for it). Each statement runs only if the one before
    * it succeeded, and a failure rolls it all back. A busy server answers
    * its BEGIN, before anything ran: it is sent again until the busy
    * deadline, as a first request is (#send).
