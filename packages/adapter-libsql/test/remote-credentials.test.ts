@@ -149,6 +149,35 @@ describe("remote libSQL: read-only tokens (a JWT whose a claim is ro)", async ()
       await reader.close();
     }
   });
+  // Last of its describe: it adds events to the run the tests above read.
+  it("lands optimistic steps with a read-write token over http and ws: the kept stream that sends them carries the token", async () => {
+    for (const protocol of ["http", "ws"] as const) {
+      const store = new RunStore({ driver: libsqlDriver({ authToken: readWrite }) });
+      try {
+        const lease = await store.open(server.url(protocol), { create: CREATE });
+        const before = (await lease.read((r) => r.journal.list({ limit: 1_000 }))).length;
+        // The first reads the newest event; the next ones go whole, on the kept stream. One the
+        // server refused there would run again the ordinary way: each callback runs once.
+        let calls = 0;
+        for (let n = 0; n < 3; n++) {
+          await lease.transact(
+            (tx) => {
+              calls += 1;
+              return tx.journal.append({ protocol, n });
+            },
+            { optimistic: true },
+          );
+        }
+        expect([protocol, calls]).toStrictEqual([protocol, 3]);
+        const events = await lease.read((r) => r.journal.list({ limit: 1_000 }));
+        expect(events.slice(before).map((e) => e.record)).toStrictEqual(
+          [0, 1, 2].map((n) => ({ protocol, n })),
+        );
+      } finally {
+        await store.close();
+      }
+    }
+  });
 });
 
 describe("remote libSQL: a token in the URL", () => {
