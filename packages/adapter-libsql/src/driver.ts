@@ -252,8 +252,9 @@ function localFailure(
 
 /**
  * A server sends a transaction it gets whole on a stream kept open
- * (kept-stream.ts, kept-http-stream.ts). `libsql://` is WebSocket over TLS unless `tls=0` says
- * plain; an address with any other query is left to the client.
+ * (kept-stream.ts, kept-http-stream.ts). `libsql://` is WebSocket over TLS
+ * unless `tls=0` says plain; an address with any other query is left to the
+ * client.
  */
 function keptStreamFor(url: string, authToken: string | undefined): { kept?: KeptStream } {
   const address = new URL(url);

@@ -33,6 +33,7 @@ import https from "node:https";
 import { type InStatement, LibsqlError } from "@libsql/client";
 import type { KeptStream } from "./kept-stream.js";
 import { readAll, send } from "./node-fetch.js";
+import { isUnknownBaton } from "./remote-errors.js";
 import {
   type BatchResult,
   batchFailure,
@@ -168,10 +169,7 @@ export class KeptHttpStream implements KeptStream {
 
 /** The server refused a request for its stream (expired, or unknown since it restarted), having run none of it. */
 function streamRefused(error: unknown): boolean {
-  if (!(error instanceof LibsqlError)) return false;
-  if (error.code === "STREAM_EXPIRED") return true;
-  const status = (error.cause as { status?: unknown } | undefined)?.status;
-  return status === 400 && /invalid baton/i.test(error.message);
+  return error instanceof LibsqlError && (error.code === "STREAM_EXPIRED" || isUnknownBaton(error));
 }
 
 /** The parts of a pipeline answer read here (Hrana 2, JSON). */

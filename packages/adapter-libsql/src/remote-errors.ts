@@ -111,8 +111,7 @@ export function translateRemote(error: unknown, doing: string): RunledgerError |
       { cause: error },
     );
   }
-  const status = httpStatus(error);
-  if (status === 400 && /invalid baton/i.test(message)) {
+  if (isUnknownBaton(error)) {
     // The stream's baton names state the server no longer holds: it restarted since.
     return new RunledgerError(
       "connection_lost",
@@ -121,6 +120,7 @@ export function translateRemote(error: unknown, doing: string): RunledgerError |
       { cause: error },
     );
   }
+  const status = httpStatus(error);
   if (status === 401) return authRefused(doing, error);
   if (status === 403) return readOnlyToken(doing, error);
   if (status === 404) return missingNamespace(doing, error);
@@ -190,6 +190,15 @@ export function httpStatus(error: unknown): number | undefined {
   }
   const match = /HTTP status (\d{3})/.exec(error instanceof Error ? error.message : "");
   return match ? Number(match[1]) : undefined;
+}
+
+/**
+ * sqld's refusal of an HTTP stream's baton it does not know (it restarted
+ * since the stream began): it ran nothing of the request.
+ */
+export function isUnknownBaton(error: unknown): boolean {
+  const message = error instanceof Error ? error.message : String(error);
+  return httpStatus(error) === 400 && /invalid baton/i.test(message);
 }
 
 /** sqld answers 404 for a namespace (one database of a server started with --enable-namespaces) it does not have. */
