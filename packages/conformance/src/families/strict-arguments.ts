@@ -72,6 +72,28 @@ export function describeStrictArguments(fx: Fixtures): void {
       expect((await lease.read((r) => r.run.get())).status).toBe("running");
     });
 
+    it("refuses an apply whose put is not a map of paths or whose delete is not an array, nothing written", async () => {
+      const lease = await openRun(fx, fx.location());
+      await lease.transact((tx) => tx.workspace.apply({ put: { a: "a", b: "b" } }));
+      const before = await dumpTables(lease);
+      const malformed: [string, object, string][] = [
+        ["put as an array", { put: ["a.txt"] }, "put"],
+        ["put as a string", { put: "a.txt" }, "put"],
+        ["put as null", { put: null }, "put"],
+        // As a string, delete would be iterable: each character a path ("a", "b"), both files here.
+        ["delete as a string", { delete: "ab" }, "delete"],
+        ["delete as an object", { delete: { "a.txt": true } }, "delete"],
+      ];
+      for (const [label, changes, named] of malformed) {
+        const error = await failureOf(() =>
+          lease.transact((tx) => tx.workspace.apply(changes as never)),
+        );
+        expect(error.code, label).toBe("invalid_argument");
+        expect(error.message, label).toContain(`apply's ${named}`);
+      }
+      expect(await dumpTables(lease)).toStrictEqual(before);
+    });
+
     it("refuses an unknown option of resume, nothing written", async () => {
       const lease = await openRun(fx, fx.location());
       await lease.transact((tx) => tx.run.stop({ status: "suspended" }));
