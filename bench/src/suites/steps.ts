@@ -33,6 +33,7 @@
  *   `node steps.js count <contender> <workload> <steps> <path>`.
  */
 
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdir, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -84,6 +85,12 @@ interface StepFigures {
    * this does not (work in other threads, e.g. libSQL's, is counted too).
    */
   readonly cpuMs: number;
+  /**
+   * Of `cpuMs`, the time of threads other than the main one (Linux only): V8's
+   * optimizing compiler and its collector's helpers, since every contender's
+   * SQLite runs on the main thread. Undefined where /proc is not there.
+   */
+  readonly otherThreadsMs: number | undefined;
   /** Every database file the contender wrote, after close (file + WAL). */
   readonly bytes: number;
   /** RSS once the store is set up, after a collection, before the first step. */
@@ -98,6 +105,12 @@ interface Scenario {
   readonly workload: Workload;
   readonly runs: number;
   readonly steps: number;
+  /**
+   * Untimed steps the same process runs first, on a run (and file) of their
+   * own: the timed steps then see the steady state of a long-running engine,
+   * its step's code already compiled by V8, rather than a fresh process.
+   */
+  readonly warmup?: number;
 }
 
 /** ~200 bytes of step output, different for every step. */
@@ -418,12 +431,14 @@ const CONTENDERS: Readonly<Record<string, StepContender>> = {
 async function child(name: string, scenario: Scenario, path: string): Promise<StepFigures> {
   const contender = CONTENDERS[name];
   if (contender === undefined) throw new Error(`unknown contender ${name}`);
+  if (scenario.warmup !== undefined) await warmUp(contender, scenario, `${path}-warmup`);
   const runner = await contender.factory(path, scenario);
   collectGarbage();
   const rss = trackPeakRss();
   const rssBaseline = rss.sample();
   const rssSamples: number[] = [];
   let done = 0;
+  const threads = otherThreadsCpuMs();
   const cpu = process.cpuUsage();
   const started = performance.now();
   for (let run = 0; run < scenario.runs; run++) {
@@ -437,6 +452,7 @@ async function child(name: string, scenario: Scenario, path: string): Promise<St
   await runner.close();
   const ms = performance.now() - started;
   const cpuMs = cpuSince(cpu);
+  const threadsAfter = otherThreadsCpuMs();
   const rssPeak = rss.stop();
   return {
     contender: name,
@@ -444,6 +460,8 @@ async function child(name: string, scenario: Scenario, path: string): Promise<St
     steps: done,
     ms,
     cpuMs,
+    otherThreadsMs:
+      threads === undefined || threadsAfter === undefined ? undefined : threadsAfter - threads,
     bytes: await pathSize(path),
     rssBaseline,
     rssPeak,
@@ -452,9 +470,57 @@ async function child(name: string, scenario: Scenario, path: string): Promise<St
   };
 }
 
+/** Runs `scenario.warmup` untimed steps of one run at `path`, then removes what they wrote. */
+async function warmUp(contender: StepContender, scenario: Scenario, path: string): Promise<void> {
+  const steps = scenario.warmup ?? 0;
+  const runner = await contender.factory(path, { ...scenario, runs: 1, steps });
+  await runner.startRun?.(0);
+  for (let step = 0; step < steps; step++) await runner.step(0, step);
+  await runner.endRun?.(0);
+  await runner.close();
+  await rm(path, { recursive: true, force: true });
+  await rm(`${path}-recording`, { recursive: true, force: true });
+}
+
 /** The median over runs of this process's CPU time per step, in µs (see StepFigures.cpuMs). */
 function cpuPerStep(runs: readonly { cpuMs: number; steps: number }[]): string {
   return formatRate(median(runs.map((run) => (run.cpuMs * 1000) / run.steps)));
+}
+
+/** The median over runs of the other threads' CPU time per step, in µs, or "n/a". */
+function otherThreadsPerStep(
+  runs: readonly { otherThreadsMs: number | undefined; steps: number }[],
+): string {
+  const known = runs.flatMap((run) =>
+    run.otherThreadsMs === undefined ? [] : [(run.otherThreadsMs * 1000) / run.steps],
+  );
+  return known.length === 0 ? "n/a" : formatRate(median(known));
+}
+
+/**
+ * CPU time so far of every thread of this process but the main one, in ms,
+ * from /proc (utime + stime in clock ticks of 10 ms); undefined elsewhere.
+ */
+function otherThreadsCpuMs(): number | undefined {
+  let tasks: string[];
+  try {
+    tasks = readdirSync("/proc/self/task");
+  } catch {
+    return undefined;
+  }
+  let ticks = 0;
+  for (const task of tasks) {
+    if (task === String(process.pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/self/task/${task}/stat`, "utf8");
+      // The fields after the command name (which may hold spaces): utime and stime are 14th and 15th.
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // A thread that ended meanwhile.
+    }
+  }
+  return ticks * 10;
 }
 
 function cpuSince(start: NodeJS.CpuUsage): number {
@@ -704,12 +770,14 @@ const SCENARIOS = (quick: boolean): Scenario[] =>
   quick
     ? [
         { workload: "fixed", runs: 1, steps: 1_000 },
+        { workload: "fixed", runs: 1, steps: 1_000, warmup: 1_000 },
         { workload: "fixed", runs: 20, steps: 50 },
         { workload: "growing", runs: 1, steps: 1_000 },
         { workload: "history", runs: 1, steps: 100 },
       ]
     : [
         { workload: "fixed", runs: 1, steps: 5_000 },
+        { workload: "fixed", runs: 1, steps: 5_000, warmup: 5_000 },
         { workload: "fixed", runs: 100, steps: 50 },
         { workload: "growing", runs: 1, steps: 5_000 },
         { workload: "history", runs: 1, steps: 300 },
@@ -768,8 +836,13 @@ export const stepsSuite: Suite = {
     const oneSteps: string[] = [];
     const countSteps = context.quick ? 1_000 : 5_000;
     for (const scenario of SCENARIOS(context.quick).filter((s) => parts.has(s.workload))) {
-      const inScenario = usable.filter(([, contender]) =>
-        contender.workloads.includes(scenario.workload),
+      // A contender whose step cost grows with its run is left out of a warmed scenario:
+      // its warm-up would make the timed steps the slow end of one long run.
+      const warmed = { ...scenario, steps: scenario.steps + (scenario.warmup ?? 0) };
+      const inScenario = usable.filter(
+        ([, contender]) =>
+          contender.workloads.includes(scenario.workload) &&
+          (scenario.warmup === undefined || !(contender.quadratic?.(warmed) ?? false)),
       );
       const figures = new Map<string, StepFigures[]>();
       const once = new Set(
@@ -789,6 +862,7 @@ export const stepsSuite: Suite = {
               String(scenario.runs),
               String(scenario.steps),
               path,
+              String(scenario.warmup ?? 0),
             ]);
             figures.set(name, [...(figures.get(name) ?? []), result]);
             durability.set(label, result.durability);
@@ -826,6 +900,7 @@ export const stepsSuite: Suite = {
           label,
           formatRate(sample.median),
           cpuPerStep(runsOf),
+          otherThreadsPerStep(runsOf),
           `${(sample.median / langGraphRate).toFixed(2)}×`,
           ...(withFloor ? [`${(sample.median / rawRate).toFixed(2)}×`] : []),
           formatMib(last.bytes),
@@ -838,11 +913,12 @@ export const stepsSuite: Suite = {
         cases.push({ scenario, contender: name, label, sample, runs: runsOf });
       }
       tables.push({
-        title: `${WORKLOAD_TITLES[scenario.workload]}, ${scenario.runs} run${scenario.runs > 1 ? "s" : ""} × ${scenario.steps.toLocaleString("en-US")} steps (steps/s; sizes and RSS in MiB, RSS over the timed runs)`,
+        title: `${WORKLOAD_TITLES[scenario.workload]}, ${scenario.runs} run${scenario.runs > 1 ? "s" : ""} × ${scenario.steps.toLocaleString("en-US")} steps${scenario.warmup === undefined ? "" : ` after ${scenario.warmup.toLocaleString("en-US")} untimed steps in the same process (warm)`} (steps/s; sizes and RSS in MiB, RSS over the timed runs)`,
         headers: [
           "contender",
           "steps/s",
           "CPU µs/step",
+          "of it, other threads",
           "vs LangGraph",
           ...(withFloor ? ["vs raw replay"] : []),
           "file size",
@@ -999,10 +1075,11 @@ export const stepsSuite: Suite = {
         "raw replay: the scenario run once through adapter-node with every statement recorded (untimed), then each run's statements replayed through better-sqlite3 directly (prepared once, synchronous): the same rows with no core above SQLite; replayed at the end of each run, so its RSS samples mean nothing",
         "one-row floor: better-sqlite3 writing the step's event and output (growing: the new message) as one row per BEGIN IMMEDIATE … COMMIT (prepared once, one file): the least any store giving each step its own transaction can write, so its 'vs LangGraph' is the ceiling of every implementation's on this machine",
         "runledger writes one file per run (size = all of them); LangGraph and Mastra one file per contender; runledger's timing includes creating each run (store.open with create) and releasing it",
-        `each run in a process of its own (peak RSS is that run's); one discarded round, then the contenders interleaved over ${runs} runs; a scenario whose step cost grows with the run for that contender (LangGraph growing above 1,000 steps, Mastra above 1,000) is timed once, without the discarded round`,
+        `each run in a process of its own (peak RSS is that run's); one discarded round, then the contenders interleaved over ${runs} runs; a scenario whose step cost grows with the run for that contender (LangGraph growing above 1,000 steps, Mastra above 1,000) is timed once, without the discarded round; a warm scenario's process first runs as many untimed steps of another run (a file of its own, removed before timing) — the steady state a long-running engine sees — and leaves out a contender whose step cost grows with its run (Mastra)`,
         `directory curve: each run a fresh process that creates a run, fills out/ with n ~200 B files in applies of ${FILL_BATCH.toLocaleString("en-US")} puts (untimed), reopens it, then times ${curveSteps} steps each adding out/f-<n+i>.json with its event; interleaved over ${runs} runs, no discarded round`,
         "counts: runledger's port calls are what reached the driver (a script counts once); its statements and frames come from replaying the recording on a fresh file with wal_autocheckpoint = 0 (statements traced by better-sqlite3, frames = WAL growth / (24 + page size)); LangGraph runs on its own handle with wal_autocheckpoint = 0, every statement traced",
         "CPU µs/step: the child process's own CPU time (user + system, every thread) over the timed span, per step, median over the runs; unlike steps/s it leaves out time spent waiting for a core on a shared machine (it does include SQLite's work, which runs in-process)",
+        "of it, other threads: the part of that CPU time spent on threads other than the main one (from /proc/self/task, in 10 ms ticks; n/a off Linux): every contender's SQLite runs on the main thread, so this is V8's optimizing compiler and its collector's helpers — a fresh process compiles the step's code while it runs it",
         ...oneSteps,
         ...failures,
       ],
@@ -1025,11 +1102,16 @@ if (isChildEntry(import.meta.url)) {
       await countChild(name as string, workload as Workload, Number(steps), path as string),
     );
   } else {
-    const [workload, runs, steps, path] = rest;
+    const [workload, runs, steps, path, warmup] = rest;
     reportToParent(
       await child(
         mode as string,
-        { workload: workload as Workload, runs: Number(runs), steps: Number(steps) },
+        {
+          workload: workload as Workload,
+          runs: Number(runs),
+          steps: Number(steps),
+          ...(Number(warmup ?? 0) > 0 ? { warmup: Number(warmup) } : {}),
+        },
         path as string,
       ),
     );
