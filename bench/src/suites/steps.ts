@@ -431,11 +431,16 @@ const CONTENDERS: Readonly<Record<string, StepContender>> = {
 async function child(name: string, scenario: Scenario, path: string): Promise<StepFigures> {
   const contender = CONTENDERS[name];
   if (contender === undefined) throw new Error(`unknown contender ${name}`);
-  if (scenario.warmup !== undefined) await warmUp(contender, scenario, `${path}-warmup`);
   const runner = await contender.factory(path, scenario);
   collectGarbage();
   const rss = trackPeakRss();
   const rssBaseline = rss.sample();
+  // After the collection, not before it: a full collection while no step is
+  // running lets V8 drop the maps of the step's short-lived objects, and with
+  // them the code it compiled for those maps (measured: some forty of
+  // runledger's functions compiled again, the timed steps as costly as a
+  // fresh process's). The warm-up's garbage is the timed steps' to collect.
+  if (scenario.warmup !== undefined) await warmUp(contender, scenario, `${path}-warmup`);
   const rssSamples: number[] = [];
   let done = 0;
   const threads = otherThreadsCpuMs();
