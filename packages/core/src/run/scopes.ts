@@ -28,13 +28,14 @@ export interface RunMarks {
  * transaction. `savepoint` nests with the same shape.
  */
 export class RunTransaction {
-  readonly journal: JournalWriter;
-  readonly run: RunRecordWriter;
   readonly workspace: WorkspaceWriter;
   readonly #scope: WriteScope;
   readonly #context: RunContext;
   readonly #hint: RootHint;
   readonly #marks: RunMarks;
+  // Made on first use: most steps touch only the workspace, and a transaction is made for each.
+  #journal: JournalWriter | undefined;
+  #run: RunRecordWriter | undefined;
 
   /**
    * @internal A run lease makes its transactions. `hint`: the last event the
@@ -51,19 +52,31 @@ export class RunTransaction {
     this.#context = context;
     this.#hint = hint;
     this.#marks = marks;
-    this.journal = new JournalWriter(scope, context, hint);
-    this.run = new RunRecordWriter(
-      scope,
-      context,
-      (at) => new JournalWriter(at, context, hint),
-      marks,
-    );
     this.workspace = new WorkspaceWriter(
       scope,
       context,
       context.workspace,
       rootJournal(context, hint),
     );
+  }
+
+  /** The run's journal, appending in this transaction. */
+  get journal(): JournalWriter {
+    this.#journal ??= new JournalWriter(this.#scope, this.#context, this.#hint);
+    return this.#journal;
+  }
+
+  /** The run row (status, definition), written in this transaction. */
+  get run(): RunRecordWriter {
+    const context = this.#context;
+    const hint = this.#hint;
+    this.#run ??= new RunRecordWriter(
+      this.#scope,
+      context,
+      (at) => new JournalWriter(at, context, hint),
+      this.#marks,
+    );
+    return this.#run;
   }
 
   /** Runs `fn` in a savepoint: its writes are undone if it throws, and the transaction continues. */
