@@ -10,7 +10,8 @@
  *   as its loop does; Mastra LibSQLStore `persistWorkflowSnapshot`s the run
  *   snapshot whose `context` gains the step's result, as its engine does.
  *   The raw replay of runledger's own statements and the one-row floor bound
- *   the table from below.
+ *   the table from below. Timed in a fresh process, and warm: after as many
+ *   untimed steps of another run in the same process.
  * - growing state: each step adds a ~300-byte message — runledger as a new
  *   file `messages/m-NNNNNN.json` in one directory; LangGraph as one more
  *   entry of its `messages` channel, whose whole list every checkpoint
@@ -28,7 +29,7 @@
  * statement traced).
  *
  * This module is also the child process:
- *   `node steps.js <contender> <workload> <runs> <steps> <path>`,
+ *   `node steps.js <contender> <workload> <runs> <steps> <path> [<warm-up steps>]`,
  *   `node steps.js directory <adapter> <files> <steps> <path>`,
  *   `node steps.js count <contender> <workload> <steps> <path>`.
  */
@@ -107,8 +108,8 @@ interface Scenario {
   readonly steps: number;
   /**
    * Untimed steps the same process runs first, on a run (and file) of their
-   * own: the timed steps then see the steady state of a long-running engine,
-   * its step's code already compiled by V8, rather than a fresh process.
+   * own: the timed steps are then a long-running engine's next run, its
+   * step's code compiled by V8 once already, rather than a fresh process's.
    */
   readonly warmup?: number;
 }
@@ -1080,7 +1081,7 @@ export const stepsSuite: Suite = {
         "raw replay: the scenario run once through adapter-node with every statement recorded (untimed), then each run's statements replayed through better-sqlite3 directly (prepared once, synchronous): the same rows with no core above SQLite; replayed at the end of each run, so its RSS samples mean nothing",
         "one-row floor: better-sqlite3 writing the step's event and output (growing: the new message) as one row per BEGIN IMMEDIATE … COMMIT (prepared once, one file): the least any store giving each step its own transaction can write, so its 'vs LangGraph' is the ceiling of every implementation's on this machine",
         "runledger writes one file per run (size = all of them); LangGraph and Mastra one file per contender; runledger's timing includes creating each run (store.open with create) and releasing it",
-        `each run in a process of its own (peak RSS is that run's); one discarded round, then the contenders interleaved over ${runs} runs; a scenario whose step cost grows with the run for that contender (LangGraph growing above 1,000 steps, Mastra above 1,000) is timed once, without the discarded round; a warm scenario's process first runs as many untimed steps of another run (a file of its own, removed before timing) — the steady state a long-running engine sees — and leaves out a contender whose step cost grows with its run (Mastra)`,
+        `each run in a process of its own (peak RSS is that run's); one discarded round, then the contenders interleaved over ${runs} runs; a scenario whose step cost grows with the run for that contender (LangGraph growing above 1,000 steps, Mastra above 1,000) is timed once, without the discarded round; a warm scenario's process first runs as many untimed steps of another run (a file of its own, removed before timing, its RSS in the peak) — what a long-running engine's next run sees — and leaves out a contender whose step cost grows with its run (Mastra)`,
         `directory curve: each run a fresh process that creates a run, fills out/ with n ~200 B files in applies of ${FILL_BATCH.toLocaleString("en-US")} puts (untimed), reopens it, then times ${curveSteps} steps each adding out/f-<n+i>.json with its event; interleaved over ${runs} runs, no discarded round`,
         "counts: runledger's port calls are what reached the driver (a script counts once); its statements and frames come from replaying the recording on a fresh file with wal_autocheckpoint = 0 (statements traced by better-sqlite3, frames = WAL growth / (24 + page size)); LangGraph runs on its own handle with wal_autocheckpoint = 0, every statement traced",
         "CPU µs/step: the child process's own CPU time (user + system, every thread) over the timed span, per step, median over the runs; unlike steps/s it leaves out time spent waiting for a core on a shared machine (it does include SQLite's work, which runs in-process)",
