@@ -485,7 +485,6 @@ async function warmUp(contender: StepContender, scenario: Scenario, path: string
   await runner.endRun?.(0);
   await runner.close();
   await rm(path, { recursive: true, force: true });
-  await rm(`${path}-recording`, { recursive: true, force: true });
 }
 
 /** The median over runs of this process's CPU time per step, in µs (see StepFigures.cpuMs). */

@@ -37,6 +37,7 @@ import { isUnknownBaton } from "./remote-errors.js";
 import {
   type BatchResult,
   batchFailure,
+  clientClosed,
   fromProto,
   type ProtoError,
   protoError,
@@ -78,7 +79,7 @@ export class KeptHttpStream implements KeptStream {
   }
 
   async #writeBatch(statements: readonly InStatement[]): Promise<void> {
-    if (this.#closed) throw new LibsqlError("the connection is closed", "CLIENT_CLOSED");
+    if (this.#closed) throw clientClosed();
     const resumed = this.#baton !== null;
     try {
       await this.#send(statements);

@@ -22,6 +22,7 @@ import { WebSocket } from "@libsql/hrana-client";
 import {
   type BatchResult,
   batchFailure,
+  clientClosed,
   fromProto,
   type ProtoError,
   protoError,
@@ -81,7 +82,7 @@ export class KeptWsStream implements KeptStream {
 
   close(): void {
     this.#closed = true;
-    this.#drop(new LibsqlError("the connection is closed", "CLIENT_CLOSED"));
+    this.#drop(clientClosed());
   }
 
   /** The current socket, or a new one (its hello sent and its stream opened). */
@@ -96,7 +97,7 @@ export class KeptWsStream implements KeptStream {
   }
 
   async #connect(): Promise<WebSocket> {
-    if (this.#closed) throw new LibsqlError("the connection is closed", "CLIENT_CLOSED");
+    if (this.#closed) throw clientClosed();
     const socket = new WebSocket(this.#url, ["hrana2"]);
     await new Promise<void>((resolve, reject) => {
       let failure: unknown;
@@ -110,7 +111,7 @@ export class KeptWsStream implements KeptStream {
     });
     if (this.#closed) {
       socket.close();
-      throw new LibsqlError("the connection is closed", "CLIENT_CLOSED");
+      throw clientClosed();
     }
     this.#socket = socket;
     socket.on("message", (data: Buffer) => this.#receive(socket, String(data)));

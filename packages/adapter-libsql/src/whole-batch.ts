@@ -105,6 +105,11 @@ export function fromProto(error: ProtoError, statementIndex?: number): LibsqlErr
   return failure;
 }
 
+/** A kept stream used after its connection closed, as @libsql/client reports a closed client. */
+export function clientClosed(): LibsqlError {
+  return new LibsqlError("the connection is closed", "CLIENT_CLOSED");
+}
+
 /** An answer this client does not understand. */
 export function protoError(message: string, cause?: unknown): LibsqlError {
   return new LibsqlError(
