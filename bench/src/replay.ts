@@ -3,14 +3,27 @@
  *
  * `recordingDriver` wraps a driver and writes down every statement that
  * reaches the port — SQL, parameters, BEGIN/COMMIT/ROLLBACK and scripts — in
- * order. `replay` runs such a recording through better-sqlite3 directly:
- * prepared statements, synchronous calls, no core above. The replayed file
- * holds the same rows as the recorded one (ids and timestamps are in the
- * parameters), so the difference in time is what core's code costs on top of
- * SQLite doing the same reads and writes.
+ * order, on its connections and on the staged ones a run is created whole
+ * on. `replay` runs such a recording through better-sqlite3 directly:
+ * prepared statements, synchronous calls, no core above; a run created
+ * whole is created whole again (built in memory, written beside its file,
+ * synced, linked), as adapter-node creates it. The replayed file holds the
+ * same rows as the recorded one (ids and timestamps are in the parameters),
+ * so the difference in time is what core's code costs on top of SQLite
+ * doing the same reads and writes.
  */
 
-import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
+import {
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  linkSync,
+  openSync,
+  readSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import type {
   BeginMode,
   ConnectionSettings,
@@ -18,6 +31,7 @@ import type {
   DriverConnection,
   DriverTransaction,
   SqlValue,
+  StagedDatabase,
 } from "@runledger/core/port";
 import { applySettings } from "@runledger/core/port";
 import Database from "better-sqlite3";
@@ -30,6 +44,8 @@ export type Recorded =
 export interface Recording {
   /** The calls per opened connection, in order. */
   readonly connections: Recorded[][];
+  /** The calls per staged connection (a run created whole), in order of creation. */
+  readonly staged: Recorded[][];
 }
 
 export function recordingDriver(inner: Driver, recording: Recording): Driver {
@@ -45,6 +61,18 @@ export function recordingDriver(inner: Driver, recording: Recording): Driver {
       recording.connections.push(calls);
       return recordConnection(await inner.open(location, options), calls);
     },
+    ...(inner.stage === undefined
+      ? {}
+      : {
+          // Passed on, so that a run is created as the inner driver creates it.
+          async stage(location, options): Promise<StagedDatabase | undefined> {
+            const staged = await inner.stage?.(location, options);
+            if (staged === undefined) return undefined;
+            const calls: Recorded[] = [];
+            recording.staged.push(calls);
+            return { ...recordConnection(staged, calls), publish: () => staged.publish() };
+          },
+        }),
   };
 }
 
@@ -98,9 +126,15 @@ const BEGIN: Record<BeginMode, string> = {
 /**
  * Replays one connection's calls on `file` with better-sqlite3: the handle is
  * opened as adapter-node opens it (foreign keys on), each distinct SQL text is
- * prepared once, and reads are run to completion.
+ * prepared once, and reads are run to completion. `created`: the calls of the
+ * staged connection the run was created on, replayed first (`createWhole`).
  */
-export function replay(file: string, calls: readonly Recorded[]): void {
+export function replay(
+  file: string,
+  calls: readonly Recorded[],
+  created?: readonly Recorded[],
+): void {
+  if (created !== undefined) createWhole(file, created);
   const db = openReplay(file);
   try {
     const run = replayer(db);
@@ -108,6 +142,46 @@ export function replay(file: string, calls: readonly Recorded[]): void {
   } finally {
     db.close();
   }
+}
+
+/**
+ * Creates `file` from a staged connection's calls as adapter-node creates a
+ * run whole: the calls replayed on an in-memory handle, its image written at
+ * `file` (`writeWhole`).
+ */
+export function createWhole(file: string, calls: readonly Recorded[]): void {
+  const memory = openReplay(":memory:");
+  let image: Uint8Array;
+  try {
+    const run = replayer(memory);
+    for (const call of calls) run(call);
+    image = memory.serialize();
+  } finally {
+    memory.close();
+  }
+  writeWhole(file, image);
+}
+
+/**
+ * A new database's image (an in-memory handle's `serialize()`) made the file
+ * at `file` by hand, as adapter-node publishes a staged run: marked WAL,
+ * written beside the file, synced, linked into place (fails if `file`
+ * exists), the staging name removed.
+ */
+export function writeWhole(file: string, image: Uint8Array): void {
+  // The header's read and write versions: 2 is WAL, so the first open need not switch.
+  image[18] = 2;
+  image[19] = 2;
+  const staging = `${file}.creating`;
+  const fd = openSync(staging, "wx");
+  try {
+    writeSync(fd, image);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  linkSync(staging, file);
+  rmSync(staging);
 }
 
 /** What the calls `[from, to)` of a recording wrote to the WAL. */
@@ -125,14 +199,17 @@ export interface WalCount {
  * Replays a recording on a fresh `file` with automatic checkpoints off, so the
  * WAL only grows: every page a commit writes is one frame of 24 + page_size
  * bytes after the 32-byte WAL header. The WAL's size before call `from` and
- * after call `to` gives the frames those calls wrote, exactly.
+ * after call `to` gives the frames those calls wrote, exactly. `created`: as
+ * for `replay`.
  */
 export function countWal(
   file: string,
   calls: readonly Recorded[],
   from: number,
   to: number,
+  created?: readonly Recorded[],
 ): WalCount {
+  if (created !== undefined) createWhole(file, created);
   let traced = 0;
   const db = openReplay(file, () => traced++);
   try {

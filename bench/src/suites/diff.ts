@@ -48,7 +48,7 @@ async function cold(
   file: string,
   body: (r: RunSnapshot) => Promise<number>,
 ): Promise<{ reads: number; ms: number; found: number }> {
-  const recording: Recording = { connections: [] };
+  const recording: Recording = { connections: [], staged: [] };
   const store = new RunStore({ driver: recordingDriver(nodeDriver(), recording) });
   try {
     const started = performance.now();

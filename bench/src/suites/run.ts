@@ -14,7 +14,6 @@
  *    `lease.transact` against a raw prepared INSERT loop in one transaction.
  */
 import { createHash, randomBytes } from "node:crypto";
-import { closeSync, fsyncSync, linkSync, openSync, rmSync, writeSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { createClient } from "@libsql/client";
 import { libsqlDriver } from "@runledger/adapter-libsql";
@@ -39,6 +38,7 @@ import {
   type Timing,
   time,
 } from "../harness.js";
+import { writeWhole } from "../replay.js";
 
 const CREATE = { workflowId: "bench", runId: "run-1" } as const;
 
@@ -391,16 +391,8 @@ async function createTable(context: SuiteContext, cases: unknown[]): Promise<Tab
         rawCreation(memory);
         const image = memory.serialize();
         memory.close();
-        image[18] = 2;
-        image[19] = 2;
         const file = fresh();
-        const staging = `${file}.creating`;
-        const fd = openSync(staging, "wx");
-        writeSync(fd, image);
-        fsyncSync(fd);
-        closeSync(fd);
-        linkSync(staging, file);
-        rmSync(staging);
+        writeWhole(file, image);
         const db = new Database(file);
         db.pragma("synchronous = NORMAL");
         db.prepare("SELECT count(*) FROM sqlite_schema").get();

@@ -215,13 +215,14 @@ function runledger(driver: () => Driver): RunnerFactory {
  * The raw driver doing runledger's work: the scenario is first run through
  * adapter-node with every statement recorded (untimed, in a scratch
  * directory), then each run's recorded statements are replayed through
- * better-sqlite3 directly (see ../replay.ts) — the same rows, written by
- * SQLite with no core above it. Its steps are replayed a run at a time, at
+ * better-sqlite3 directly (see ../replay.ts), the run created whole as
+ * adapter-node creates it — the same rows, written by SQLite with no core
+ * above it. Its steps are replayed a run at a time, at
  * the end of each run, so its RSS samples say nothing.
  */
 const rawReplay: RunnerFactory = async (dir, scenario) => {
   const scratch = `${dir}-recording`;
-  const recording: Recording = { connections: [] };
+  const recording: Recording = { connections: [], staged: [] };
   const recorder = await runledger(() => recordingDriver(nodeDriver(), recording))(
     scratch,
     scenario,
@@ -233,9 +234,9 @@ const rawReplay: RunnerFactory = async (dir, scenario) => {
   }
   await recorder.close();
   await rm(scratch, { recursive: true, force: true });
-  if (recording.connections.length !== scenario.runs) {
+  if (recording.connections.length !== scenario.runs || recording.staged.length !== scenario.runs) {
     throw new Error(
-      `expected one recorded connection per run, got ${recording.connections.length} for ${scenario.runs} runs`,
+      `expected one recorded connection and one creation per run, got ${recording.connections.length} and ${recording.staged.length} for ${scenario.runs} runs`,
     );
   }
   await mkdir(dir, { recursive: true });
@@ -243,7 +244,7 @@ const rawReplay: RunnerFactory = async (dir, scenario) => {
     durability: "WAL, synchronous=NORMAL (the recorded PRAGMAs, replayed)",
     async step() {},
     async endRun(run) {
-      replay(join(dir, `run-${run}.db`), recording.connections[run] ?? []);
+      replay(join(dir, `run-${run}.db`), recording.connections[run] ?? [], recording.staged[run]);
     },
     async close() {},
   };
@@ -662,7 +663,7 @@ async function countChild(
   const scenario: Scenario = { workload, runs: 1, steps };
   await mkdir(path, { recursive: true });
   if (name === "runledger") {
-    const recording: Recording = { connections: [] };
+    const recording: Recording = { connections: [], staged: [] };
     const runner = await runledger(() => recordingDriver(nodeDriver(), recording))(
       join(path, "recorded"),
       scenario,
@@ -680,10 +681,12 @@ async function countChild(
     const to = calls().length;
     await runner.endRun?.(0);
     await runner.close();
-    if (recording.connections.length !== 1) {
-      throw new Error(`expected one recorded connection, got ${recording.connections.length}`);
+    if (recording.connections.length !== 1 || recording.staged.length !== 1) {
+      throw new Error(
+        `expected one recorded connection and one creation, got ${recording.connections.length} and ${recording.staged.length}`,
+      );
     }
-    const wal = countWal(join(path, "replayed.db"), calls(), from, to);
+    const wal = countWal(join(path, "replayed.db"), calls(), from, to, recording.staged[0]);
     return {
       contender: name,
       workload,
@@ -1077,7 +1080,7 @@ export const stepsSuite: Suite = {
         "fixed step: runledger = lease.transact(tx => tx.workspace.apply({ put: { state/output.json: ~200 B } }, { event })) (one journal event); LangGraph = saver.put(checkpoint with the ~200 B output) + saver.putWrites([[output, ~200 B]]); Mastra = persistWorkflowSnapshot(snapshot whose context gains the step's result)",
         "growing step: runledger puts a new messages/m-NNNNNN.json (~300 B) with its event; LangGraph puts a checkpoint whose messages channel holds every message so far (as add_messages does) + putWrites of the new message",
         "history step: runledger puts history.jsonl (5,000 earlier messages ≈ 1.5 MB at the start, +1 line per step) with its event; LangGraph puts a checkpoint whose history channel holds the same text + putWrites of the new line only",
-        "raw replay: the scenario run once through adapter-node with every statement recorded (untimed), then each run's statements replayed through better-sqlite3 directly (prepared once, synchronous): the same rows with no core above SQLite; replayed at the end of each run, so its RSS samples mean nothing",
+        "raw replay: the scenario run once through adapter-node with every statement recorded (untimed), then each run's statements replayed through better-sqlite3 directly (prepared once, synchronous; the run created whole, as adapter-node creates it): the same rows with no core above SQLite; replayed at the end of each run, so its RSS samples mean nothing",
         "one-row floor: better-sqlite3 writing the step's event and output (growing: the new message) as one row per BEGIN IMMEDIATE … COMMIT (prepared once, one file): the least any store giving each step its own transaction can write, so its 'vs LangGraph' is the ceiling of every implementation's on this machine",
         "runledger writes one file per run (size = all of them); LangGraph and Mastra one file per contender; runledger's timing includes creating each run (store.open with create) and releasing it",
         `each run in a process of its own (peak RSS is that run's); one discarded round, then the contenders interleaved over ${runs} runs; a scenario whose step cost grows with the run for that contender (LangGraph growing above 1,000 steps, Mastra above 1,000) is timed once, without the discarded round; a warm scenario's process first runs as many untimed steps of another run (a file of its own, removed before timing, its RSS in the peak) — what a long-running engine's next run sees — and leaves out a contender whose step cost grows with its run (Mastra)`,
