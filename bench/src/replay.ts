@@ -124,18 +124,26 @@ const BEGIN: Record<BeginMode, string> = {
 };
 
 /**
- * Replays one connection's calls on `file` with better-sqlite3: the handle is
- * opened as adapter-node opens it (foreign keys on), each distinct SQL text is
- * prepared once, and reads are run to completion. `created`: the calls of the
- * staged connection the run was created on, replayed first (`createWhole`).
+ * A database class with better-sqlite3's synchronous API: better-sqlite3
+ * itself, or libsql's (the engine under @libsql/client, for a local file).
+ */
+export type Engine = new (file: string, options?: { verbose?: () => void }) => Database.Database;
+
+/**
+ * Replays one connection's calls on `file` with `engine` (better-sqlite3 by
+ * default): the handle is opened as adapter-node opens it (foreign keys on),
+ * each distinct SQL text is prepared once, and reads are run to completion.
+ * `created`: the calls of the staged connection the run was created on,
+ * replayed first (`createWhole`).
  */
 export function replay(
   file: string,
   calls: readonly Recorded[],
   created?: readonly Recorded[],
+  engine: Engine = Database,
 ): void {
   if (created !== undefined) createWhole(file, created);
-  const db = openReplay(file);
+  const db = openReplay(file, undefined, engine);
   try {
     const run = replayer(db);
     for (const call of calls) run(call);
@@ -289,8 +297,12 @@ export function walSize(file: string): number {
   }
 }
 
-function openReplay(file: string, trace?: () => void): Database.Database {
-  const db = new Database(file, trace === undefined ? {} : { verbose: trace });
+function openReplay(
+  file: string,
+  trace?: () => void,
+  engine: Engine = Database,
+): Database.Database {
+  const db = new engine(file, trace === undefined ? {} : { verbose: trace });
   db.defaultSafeIntegers(true);
   db.pragma("foreign_keys = ON");
   return db;

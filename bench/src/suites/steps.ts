@@ -43,6 +43,7 @@ import { nodeDriver } from "@runledger/adapter-node";
 import { RunStore } from "@runledger/core";
 import type { Driver } from "@runledger/core/port";
 import Database from "better-sqlite3";
+import LibsqlDatabase from "libsql";
 import {
   collectGarbage,
   databaseSize,
@@ -63,6 +64,7 @@ import { type Layout, layoutOf } from "../layout.js";
 import { addMastraStep, type MastraSnapshot, newMastraSnapshot } from "../mastra.js";
 import {
   countWal,
+  type Engine,
   framesBetween,
   framesByObject,
   type Recording,
@@ -213,42 +215,47 @@ function runledger(driver: () => Driver): RunnerFactory {
 
 /**
  * The raw driver doing runledger's work: the scenario is first run through
- * adapter-node with every statement recorded (untimed, in a scratch
- * directory), then each run's recorded statements are replayed through
- * better-sqlite3 directly (see ../replay.ts), the run created whole as
- * adapter-node creates it — the same rows, written by SQLite with no core
- * above it. Its steps are replayed a run at a time, at
- * the end of each run, so its RSS samples say nothing.
+ * the adapter with every statement recorded (untimed, in a scratch
+ * directory), then each run's recorded statements are replayed through the
+ * adapter's engine directly (see ../replay.ts) — better-sqlite3 for
+ * adapter-node, the run created whole as adapter-node creates it; libsql's
+ * own synchronous API for adapter-libsql, which creates in place — the same
+ * rows, written by SQLite with no core above it. Its steps are replayed a
+ * run at a time, at the end of each run, so its RSS samples say nothing.
  */
-const rawReplay: RunnerFactory = async (dir, scenario) => {
-  const scratch = `${dir}-recording`;
-  const recording: Recording = { connections: [], staged: [] };
-  const recorder = await runledger(() => recordingDriver(nodeDriver(), recording))(
-    scratch,
-    scenario,
-  );
-  for (let run = 0; run < scenario.runs; run++) {
-    await recorder.startRun?.(run);
-    for (let step = 0; step < scenario.steps; step++) await recorder.step(run, step);
-    await recorder.endRun?.(run);
-  }
-  await recorder.close();
-  await rm(scratch, { recursive: true, force: true });
-  if (recording.connections.length !== scenario.runs || recording.staged.length !== scenario.runs) {
-    throw new Error(
-      `expected one recorded connection and one creation per run, got ${recording.connections.length} and ${recording.staged.length} for ${scenario.runs} runs`,
-    );
-  }
-  await mkdir(dir, { recursive: true });
-  return {
-    durability: "WAL, synchronous=NORMAL (the recorded PRAGMAs, replayed)",
-    async step() {},
-    async endRun(run) {
-      replay(join(dir, `run-${run}.db`), recording.connections[run] ?? [], recording.staged[run]);
-    },
-    async close() {},
+function rawReplay(driver: () => Driver, engine: Engine): RunnerFactory {
+  return async (dir, scenario) => {
+    const scratch = `${dir}-recording`;
+    const recording: Recording = { connections: [], staged: [] };
+    const recorder = await runledger(() => recordingDriver(driver(), recording))(scratch, scenario);
+    for (let run = 0; run < scenario.runs; run++) {
+      await recorder.startRun?.(run);
+      for (let step = 0; step < scenario.steps; step++) await recorder.step(run, step);
+      await recorder.endRun?.(run);
+    }
+    await recorder.close();
+    await rm(scratch, { recursive: true, force: true });
+    if (recording.connections.length !== scenario.runs) {
+      throw new Error(
+        `expected one recorded connection per run, got ${recording.connections.length} for ${scenario.runs} runs`,
+      );
+    }
+    await mkdir(dir, { recursive: true });
+    return {
+      durability: "WAL, synchronous=NORMAL (the recorded PRAGMAs, replayed)",
+      async step() {},
+      async endRun(run) {
+        replay(
+          join(dir, `run-${run}.db`),
+          recording.connections[run] ?? [],
+          recording.staged[run],
+          engine,
+        );
+      },
+      async close() {},
+    };
   };
-};
+}
 
 /**
  * The floor: the least any store that gives each step its own transaction
@@ -407,8 +414,13 @@ const CONTENDERS: Readonly<Record<string, StepContender>> = {
   },
   "raw-replay": {
     label: "raw better-sqlite3, runledger's statements",
-    factory: rawReplay,
+    factory: rawReplay(() => nodeDriver(), Database),
     workloads: ["fixed", "growing"],
+  },
+  "raw-replay-libsql": {
+    label: "raw libsql, adapter-libsql's statements",
+    factory: rawReplay(() => libsqlDriver(), LibsqlDatabase as unknown as Engine),
+    workloads: ["fixed"],
   },
   "one-row-floor": {
     label: "raw better-sqlite3, one row per step",
