@@ -129,24 +129,36 @@ const BEGIN: Record<BeginMode, string> = {
  */
 export type Engine = new (file: string, options?: { verbose?: () => void }) => Database.Database;
 
+export interface ReplayOptions {
+  /** The calls of the staged connection the run was created on, replayed first (`createWhole`). */
+  readonly created?: readonly Recorded[] | undefined;
+  /** The engine replayed on; default better-sqlite3. */
+  readonly engine?: Engine;
+  /**
+   * Fold the WAL into the file before closing, as adapter-libsql's close
+   * does: a libsql handle really closes (with SQLite's checkpoint) only once
+   * its statements are collected.
+   */
+  readonly checkpointOnClose?: boolean;
+}
+
 /**
- * Replays one connection's calls on `file` with `engine` (better-sqlite3 by
- * default): the handle is opened as adapter-node opens it (foreign keys on),
- * each distinct SQL text is prepared once, and reads are run to completion.
- * `created`: the calls of the staged connection the run was created on,
- * replayed first (`createWhole`).
+ * Replays one connection's calls on `file` (better-sqlite3 unless `engine`
+ * says otherwise): the handle is opened as adapter-node opens it (foreign
+ * keys on), each distinct SQL text is prepared once, and reads are run to
+ * completion.
  */
 export function replay(
   file: string,
   calls: readonly Recorded[],
-  created?: readonly Recorded[],
-  engine: Engine = Database,
+  { created, engine = Database, checkpointOnClose = false }: ReplayOptions = {},
 ): void {
   if (created !== undefined) createWhole(file, created);
   const db = openReplay(file, undefined, engine);
   try {
     const run = replayer(db);
     for (const call of calls) run(call);
+    if (checkpointOnClose) db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   } finally {
     db.close();
   }

@@ -68,6 +68,7 @@ import {
   framesBetween,
   framesByObject,
   type Recording,
+  type ReplayOptions,
   recordingDriver,
   replay,
   walPages,
@@ -219,11 +220,15 @@ function runledger(driver: () => Driver): RunnerFactory {
  * directory), then each run's recorded statements are replayed through the
  * adapter's engine directly (see ../replay.ts) — better-sqlite3 for
  * adapter-node, the run created whole as adapter-node creates it; libsql's
- * own synchronous API for adapter-libsql, which creates in place — the same
- * rows, written by SQLite with no core above it. Its steps are replayed a
- * run at a time, at the end of each run, so its RSS samples say nothing.
+ * own synchronous API for adapter-libsql, the run created in place and its
+ * WAL folded in before the close, as adapter-libsql does — the same rows,
+ * written by SQLite with no core above it. Its steps are replayed a run at a
+ * time, at the end of each run, so its RSS samples say nothing.
  */
-function rawReplay(driver: () => Driver, engine: Engine): RunnerFactory {
+function rawReplay(
+  driver: () => Driver,
+  replaying: Omit<ReplayOptions, "created"> = {},
+): RunnerFactory {
   return async (dir, scenario) => {
     const scratch = `${dir}-recording`;
     const recording: Recording = { connections: [], staged: [] };
@@ -245,12 +250,15 @@ function rawReplay(driver: () => Driver, engine: Engine): RunnerFactory {
       durability: "WAL, synchronous=NORMAL (the recorded PRAGMAs, replayed)",
       async step() {},
       async endRun(run) {
-        replay(
-          join(dir, `run-${run}.db`),
-          recording.connections[run] ?? [],
-          recording.staged[run],
-          engine,
-        );
+        replay(join(dir, `run-${run}.db`), recording.connections[run] ?? [], {
+          created: recording.staged[run],
+          ...replaying,
+        });
+        // libsql frees statements and handles in finalizers run when the event
+        // loop turns; adapter-libsql lets it turn every 256 statements, about
+        // once a run of 50 steps (finalizers.ts).
+        if (replaying.engine !== undefined)
+          await new Promise<void>((resolve) => setImmediate(resolve));
       },
       async close() {},
     };
@@ -397,6 +405,8 @@ interface StepContender {
    * with no untimed round, to keep the suite's length bounded.
    */
   readonly quadratic?: (scenario: Scenario) => boolean;
+  /** Writes a file per run, in a directory it is given (else one file at the path it is given). */
+  readonly filePerRun?: true;
 }
 
 const ALL: readonly Workload[] = ["fixed", "growing", "history"];
@@ -406,21 +416,28 @@ const CONTENDERS: Readonly<Record<string, StepContender>> = {
     label: "runledger adapter-node",
     factory: runledger(() => nodeDriver()),
     workloads: ALL,
+    filePerRun: true,
   },
   "runledger-libsql": {
     label: "runledger adapter-libsql",
     factory: runledger(() => libsqlDriver()),
     workloads: ALL,
+    filePerRun: true,
   },
   "raw-replay": {
     label: "raw better-sqlite3, runledger's statements",
-    factory: rawReplay(() => nodeDriver(), Database),
+    factory: rawReplay(() => nodeDriver()),
     workloads: ["fixed", "growing"],
+    filePerRun: true,
   },
   "raw-replay-libsql": {
     label: "raw libsql, adapter-libsql's statements",
-    factory: rawReplay(() => libsqlDriver(), LibsqlDatabase as unknown as Engine),
+    factory: rawReplay(() => libsqlDriver(), {
+      engine: LibsqlDatabase as unknown as Engine,
+      checkpointOnClose: true,
+    }),
     workloads: ["fixed"],
+    filePerRun: true,
   },
   "one-row-floor": {
     label: "raw better-sqlite3, one row per step",
@@ -840,10 +857,7 @@ export const stepsSuite: Suite = {
     const usable: [string, StepContender][] = [];
     for (const [name, contender] of Object.entries(CONTENDERS)) {
       try {
-        const path =
-          name.startsWith("runledger") || name === "raw-replay"
-            ? `${context.freshFile()}-runs`
-            : context.freshFile();
+        const path = contender.filePerRun ? `${context.freshFile()}-runs` : context.freshFile();
         await runChild<StepFigures>(import.meta.url, [name, "fixed", "1", "10", path]);
         await rm(path, { recursive: true, force: true });
         usable.push([name, contender]);
@@ -870,11 +884,10 @@ export const stepsSuite: Suite = {
           .filter(([, contender]) => contender.quadratic?.(scenario) ?? false)
           .map(([, contender]) => contender.label),
       );
-      const contenders = inScenario.map(([name, { label }]) => ({
+      const contenders = inScenario.map(([name, { label, filePerRun }]) => ({
         label,
         async run(file: string) {
-          const runledgerDir = name.startsWith("runledger") || name === "raw-replay";
-          const path = runledgerDir ? `${file}-runs` : file;
+          const path = filePerRun ? `${file}-runs` : file;
           try {
             const result = await runChild<StepFigures>(import.meta.url, [
               name,
@@ -888,7 +901,7 @@ export const stepsSuite: Suite = {
             durability.set(label, result.durability);
             return { ops: result.steps, ns: BigInt(Math.round(result.ms * 1e6)) };
           } finally {
-            if (runledgerDir) await rm(path, { recursive: true, force: true });
+            if (filePerRun) await rm(path, { recursive: true, force: true });
           }
         },
       }));
@@ -1093,6 +1106,7 @@ export const stepsSuite: Suite = {
         "growing step: runledger puts a new messages/m-NNNNNN.json (~300 B) with its event; LangGraph puts a checkpoint whose messages channel holds every message so far (as add_messages does) + putWrites of the new message",
         "history step: runledger puts history.jsonl (5,000 earlier messages ≈ 1.5 MB at the start, +1 line per step) with its event; LangGraph puts a checkpoint whose history channel holds the same text + putWrites of the new line only",
         "raw replay: the scenario run once through adapter-node with every statement recorded (untimed), then each run's statements replayed through better-sqlite3 directly (prepared once, synchronous; the run created whole, as adapter-node creates it): the same rows with no core above SQLite; replayed at the end of each run, so its RSS samples mean nothing",
+        "raw libsql replay: the same, the scenario recorded through adapter-libsql and replayed through libsql's own synchronous API (the engine under @libsql/client; the run created in place and its WAL folded in before the close, as adapter-libsql does): adapter-libsql's floor",
         "one-row floor: better-sqlite3 writing the step's event and output (growing: the new message) as one row per BEGIN IMMEDIATE … COMMIT (prepared once, one file): the least any store giving each step its own transaction can write, so its 'vs LangGraph' is the ceiling of every implementation's on this machine",
         "runledger writes one file per run (size = all of them); LangGraph and Mastra one file per contender; runledger's timing includes creating each run (store.open with create) and releasing it",
         `each run in a process of its own (peak RSS is that run's); one discarded round, then the contenders interleaved over ${runs} runs; a scenario whose step cost grows with the run for that contender (LangGraph growing above 1,000 steps, Mastra above 1,000) is timed once, without the discarded round; a warm scenario's process first runs as many untimed steps of another run (a file of its own, removed before timing, its RSS in the peak) — what a long-running engine's next run sees — and leaves out a contender whose step cost grows with its run (Mastra)`,
