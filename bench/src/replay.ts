@@ -4,10 +4,11 @@
  * `recordingDriver` wraps a driver and writes down every statement that
  * reaches the port — SQL, parameters, BEGIN/COMMIT/ROLLBACK and scripts — in
  * order, on its connections and on the staged ones a run is created whole
- * on. `replay` runs such a recording through better-sqlite3 directly:
- * prepared statements, synchronous calls, no core above; a run created
- * whole is created whole again (built in memory, written beside its file,
- * synced, linked), as adapter-node creates it. The replayed file holds the
+ * on. `replay` runs such a recording through better-sqlite3 (or libsql's
+ * API of the same shape) directly: prepared statements, synchronous calls,
+ * no core above; a run created whole is created whole again (built in
+ * memory, written beside its file, synced, linked), as adapter-node creates
+ * it. The replayed file holds the
  * same rows as the recorded one (ids and timestamps are in the parameters),
  * so the difference in time is what core's code costs on top of SQLite
  * doing the same reads and writes.

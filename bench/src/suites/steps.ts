@@ -214,6 +214,9 @@ function runledger(driver: () => Driver): RunnerFactory {
   };
 }
 
+/** libsql's synchronous API, the engine under @libsql/client for a local file. */
+const libsqlEngine = LibsqlDatabase as unknown as Engine;
+
 /**
  * The raw driver doing runledger's work: the scenario is first run through
  * the adapter with every statement recorded (untimed, in a scratch
@@ -257,7 +260,7 @@ function rawReplay(
         // libsql frees statements and handles in finalizers run when the event
         // loop turns; adapter-libsql lets it turn every 256 statements, about
         // once a run of 50 steps (finalizers.ts).
-        if (replaying.engine !== undefined)
+        if (replaying.engine === libsqlEngine)
           await new Promise<void>((resolve) => setImmediate(resolve));
       },
       async close() {},
@@ -432,10 +435,7 @@ const CONTENDERS: Readonly<Record<string, StepContender>> = {
   },
   "raw-replay-libsql": {
     label: "raw libsql, adapter-libsql's statements",
-    factory: rawReplay(() => libsqlDriver(), {
-      engine: LibsqlDatabase as unknown as Engine,
-      checkpointOnClose: true,
-    }),
+    factory: rawReplay(() => libsqlDriver(), { engine: libsqlEngine, checkpointOnClose: true }),
     workloads: ["fixed"],
     filePerRun: true,
   },
