@@ -136,11 +136,12 @@ export interface ReplayOptions {
   /** The engine replayed on; default better-sqlite3. */
   readonly engine?: Engine;
   /**
-   * Fold the WAL into the file before closing, as adapter-libsql's close
-   * does: a libsql handle really closes (with SQLite's checkpoint) only once
-   * its statements are collected.
+   * The engine's handle really closes (SQLite's close, with its checkpoint)
+   * only once its statements are collected, in finalizers run when the event
+   * loop turns (libsql's). The replay then folds the WAL into the file before
+   * closing, as adapter-libsql's close does; its caller lets the loop turn.
    */
-  readonly checkpointOnClose?: boolean;
+  readonly closesLate?: boolean;
 }
 
 /**
@@ -152,14 +153,14 @@ export interface ReplayOptions {
 export function replay(
   file: string,
   calls: readonly Recorded[],
-  { created, engine = Database, checkpointOnClose = false }: ReplayOptions = {},
+  { created, engine = Database, closesLate = false }: ReplayOptions = {},
 ): void {
   if (created !== undefined) createWhole(file, created);
   const db = openReplay(file, undefined, engine);
   try {
     const run = replayer(db);
     for (const call of calls) run(call);
-    if (checkpointOnClose) db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    if (closesLate) db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   } finally {
     db.close();
   }

@@ -257,11 +257,10 @@ function rawReplay(
           created: recording.staged[run],
           ...replaying,
         });
-        // libsql frees statements and handles in finalizers run when the event
-        // loop turns; adapter-libsql lets it turn every 256 statements, about
-        // once a run of 50 steps (finalizers.ts).
-        if (replaying.engine === libsqlEngine)
-          await new Promise<void>((resolve) => setImmediate(resolve));
+        // A handle that closes late is freed when the event loop turns;
+        // adapter-libsql lets it turn every 256 statements, about once a run
+        // of 50 steps (finalizers.ts).
+        if (replaying.closesLate) await new Promise<void>((resolve) => setImmediate(resolve));
       },
       async close() {},
     };
@@ -435,7 +434,7 @@ const CONTENDERS: Readonly<Record<string, StepContender>> = {
   },
   "raw-replay-libsql": {
     label: "raw libsql, adapter-libsql's statements",
-    factory: rawReplay(() => libsqlDriver(), { engine: libsqlEngine, checkpointOnClose: true }),
+    factory: rawReplay(() => libsqlDriver(), { engine: libsqlEngine, closesLate: true }),
     workloads: ["fixed"],
     filePerRun: true,
   },
