@@ -23,9 +23,16 @@ import {
 } from "@runledger/core";
 import { CHUNK_SIZE, WORKSPACE_ENCODING_V1 } from "@runledger/core/engine";
 import { describe, expect, it, onTestFinished } from "vitest";
+import { FaultInjector } from "../faults.js";
 import { type Fixtures, failureOf } from "../fixtures.js";
 import { CREATE, firstRow, noise, openRun, raw, runStore } from "./run-fixtures.js";
-import { encodeNode, INLINE_NODE_MAX, sha256Hex } from "./workspace-fixtures.js";
+import {
+  encodeNode,
+  INLINE_NODE_MAX,
+  referenceRootId,
+  sha256Hex,
+  utf8,
+} from "./workspace-fixtures.js";
 
 /** A file larger than INLINE_MAX (256 bytes): stored apart, as an object of its own. */
 const APART = "a".repeat(257);
@@ -159,6 +166,46 @@ export function describeRunJournal(fx: Fixtures): void {
         expect(await lease.read((r) => r.workspace.currentRoot())).toBe(applied.rootId);
         // Gap-free throughout: every stale guess was refused, never written.
         expect(events.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      },
+    );
+
+    fx.needs("walSharedMemory").it(
+      "a step built on a root another handle replaced is refused unwritten and built again on the newest root",
+      async () => {
+        const faults = new FaultInjector(fx.driver());
+        const location = fx.location();
+        const lease = await openRun(fx, location, { driver: faults.driver });
+        const other = await runStore(fx).open(location);
+        onTestFinished(() => other.release());
+        // Small files in a small directory: each apply's only write is its event.
+        const put = (on: RunLease, path: string, text: string) =>
+          on.transact((tx) => tx.workspace.apply({ put: { [path]: text } }));
+        await put(lease, "state/mine.json", "1");
+        await put(other, "state/theirs.json", "2");
+        // This lease last saw its own root at event 1: that guess is stale.
+        const mark = faults.statements.length;
+        expect(await put(lease, "state/mine.json", "3")).toMatchObject({ sequence: 3 });
+        // Refused once, then written once on the newest root read: never tried twice on the guess.
+        const inserts = faults.statements
+          .slice(mark)
+          .filter((sql) => /INSERT INTO journal/.test(sql));
+        expect(inserts).toHaveLength(2);
+        // Another event at the same root: the sequence moved, the root did not.
+        await other.transact((tx) => tx.journal.append({ n: "same root" }));
+        const last = await put(lease, "state/mine.json", "5");
+        expect(last).toMatchObject({
+          sequence: 5,
+          rootId: referenceRootId(
+            new Map([
+              ["state/mine.json", utf8("5")],
+              ["state/theirs.json", utf8("2")],
+            ]),
+          ),
+        });
+        const events = await journal(lease);
+        expect(events.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5]);
+        expect(await lease.read((r) => r.workspace.currentRoot())).toBe(last.rootId);
+        expect((await lease.verify()).problems).toStrictEqual([]);
       },
     );
 

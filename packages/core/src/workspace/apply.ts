@@ -6,7 +6,9 @@
  * current and no row behind. The savepoint is opened on demand, before the
  * first of several writes: an apply whose only write is its event (small
  * files held in a small root: a workflow's step) needs none, since SQLite
- * undoes a failed statement whole.
+ * undoes a failed statement whole. That apply is also built without the
+ * tree walk, on the lease's guess (held-edit.ts); any other, and one whose
+ * guess the journal refuses, takes the general edit.
  */
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import type { HashFunctions } from "../port/hash.js";
@@ -14,7 +16,15 @@ import type { JsonObject } from "../port/json.js";
 import { checkNames } from "../port/options.js";
 import type { WriteScope } from "../transaction/scope.js";
 import type { WorkspaceContext } from "./context.js";
-import { type Content, storeFile, writesWhenStored } from "./files.js";
+import {
+  type Content,
+  type StoredFile,
+  storeFile,
+  storeHeldFile,
+  writesWhenStored,
+} from "./files.js";
+import { editHeld } from "./held-edit.js";
+import { idKey } from "./id-key.js";
 import { type DirectoryNode, INLINE_NODE_MAX, type Item } from "./node.js";
 import { NodeLoader } from "./node-loader.js";
 import { insertObjects, nodeRows, type ObjectRow } from "./object-rows.js";
@@ -128,16 +138,52 @@ export async function applyChanges(
 ): Promise<ApplyResult> {
   const planned = planApply(changes, options, journal);
   return scope.savepointOnDemand(async (tx) => {
+    const publisher = journal.at(tx);
+    const held = await publishHeld(workspace, publisher, planned);
+    if (held !== undefined && held !== STALE) return held;
     // Large and streamed files are written as they are stored, before the event.
     if (planned.puts.some(({ content }) => writesWhenStored(content))) await tx.guard();
     const files: ObjectRow[] = [];
     const edits = await prepareEdits(tx, workspace, planned, files);
-    const publisher = journal.at(tx);
     const published =
-      (await publishOnGuess(tx, workspace, publisher, edits, files)) ??
+      (held === STALE ? undefined : await publishOnGuess(tx, workspace, publisher, edits, files)) ??
       (await publishOnHead(tx, workspace, publisher, edits, files));
     return storeBuilt(tx, workspace, published);
   });
+}
+
+/** The lease's guess was refused: the general edit builds on the head at once. */
+const STALE = Symbol("stale guess");
+
+/**
+ * Publishes an apply whose new root is held whole in its event (held-edit.ts),
+ * built on the lease's guess: its only write is the event. Undefined when the
+ * apply is not of that shape or the guess's root is not at hand; STALE, with
+ * nothing written, when the journal refused the guess.
+ */
+async function publishHeld(
+  workspace: WorkspaceContext,
+  publisher: RootPublisher,
+  planned: PlannedApply,
+): Promise<ApplyResult | typeof STALE | undefined> {
+  if (planned.copies.length > 0 || planned.expectations.length > 0) return undefined;
+  const guess = publisher.guess();
+  const root = guess === undefined ? undefined : workspace.nodes.get(idKey(guess.root));
+  if (guess === undefined || root === undefined) return undefined;
+  const { hash } = workspace;
+  const stored: [string[], Item][] = [];
+  for (const { segments, content } of planned.puts) {
+    const file = storeHeldFile(content, hash);
+    if (file === undefined) return undefined;
+    stored.push([segments, fileItem(segments, file)]);
+  }
+  const top = editHeld(hash, root, planEdits(stored, planned.deletes));
+  if (top === undefined) return undefined;
+  const { event, key } = planned;
+  const result = await publisher.publish(event, guess, top.id, top.bytes, key);
+  if (result === undefined) return STALE;
+  workspace.nodes.replace([top]);
+  return { rootId: result.rootId, sequence: result.sequence };
 }
 
 /** Checks an apply's changes and options; conflicts are found before anything is written. */
@@ -201,14 +247,7 @@ async function prepareEdits(
   const { hash } = workspace;
   const stored: [string[], Item][] = [];
   for (const { segments, content } of planned.puts) {
-    const { digest, size, content: inline } = await storeFile(tx, content, hash, files);
-    const name = segments.at(-1)!;
-    stored.push([
-      segments,
-      inline === undefined
-        ? { name, kind: "file", target: digest, size }
-        : { name, kind: "file", target: digest, size, content: inline },
-    ]);
+    stored.push([segments, fileItem(segments, await storeFile(tx, content, hash, files))]);
   }
   // Without copies the plan does not depend on the root built on.
   const plan = planned.copies.length === 0 ? planEdits(stored, planned.deletes) : undefined;
@@ -356,6 +395,14 @@ async function storeBuilt(
   await insertObjects(tx, stored.rows);
   workspace.nodes.replace(stored.nodes);
   return { rootId: result.rootId, sequence: result.sequence };
+}
+
+/** The entry of a file stored at `segments`. */
+function fileItem(segments: readonly string[], { digest, size, content }: StoredFile): Item {
+  const name = segments.at(-1)!;
+  return content === undefined
+    ? { name, kind: "file", target: digest, size }
+    : { name, kind: "file", target: digest, size, content };
 }
 
 function loaderOf(tx: WriteScope, workspace: WorkspaceContext): NodeLoader {

@@ -93,11 +93,27 @@ export function writesWhenStored(content: Content): boolean {
 }
 
 function small(bytes: Uint8Array, hash: HashFunctions, rows: ObjectRow[]): StoredFile {
+  if (bytes.length <= INLINE_MAX) return held(bytes, hash);
   const digest = hash.sha256(bytes);
-  // A copy: the entry outlives the call (nodes are cached), the caller's array may change.
-  if (bytes.length <= INLINE_MAX) return { digest, size: bytes.length, content: bytes.slice() };
   rows.push({ id: digest, kind: BYTES, size: bytes.length, data: bytes });
   return { digest, size: bytes.length };
+}
+
+/**
+ * Stores content of at most INLINE_MAX bytes given whole, which is held in
+ * its entry and has no row; undefined for any other content.
+ */
+export function storeHeldFile(content: Content, hash: HashFunctions): StoredFile | undefined {
+  if (content instanceof Uint8Array)
+    return content.length <= INLINE_MAX ? held(content, hash) : undefined;
+  if (typeof content !== "string" || content.length > INLINE_MAX) return undefined;
+  const bytes = utf8(content);
+  return bytes.length <= INLINE_MAX ? held(bytes, hash) : undefined;
+}
+
+function held(bytes: Uint8Array, hash: HashFunctions): StoredFile {
+  // A copy: the entry outlives the call (nodes are cached), the caller's array may change.
+  return { digest: hash.sha256(bytes), size: bytes.length, content: bytes.slice() };
 }
 
 /** A large file given whole: hashed once, then only the pieces not stored yet are written. */
