@@ -139,33 +139,40 @@ export async function applyChanges(
   const planned = planApply(changes, options, journal);
   return scope.savepointOnDemand(async (tx) => {
     const publisher = journal.at(tx);
-    const held = await publishHeld(workspace, publisher, planned);
-    if (held !== undefined && held !== STALE) return held;
+    const held = heldRoot(workspace, publisher, planned);
+    if (held !== undefined) {
+      const { event, key } = planned;
+      const result = await publisher.publish(event, held.guess, held.top.id, held.top.bytes, key);
+      if (result !== undefined) {
+        workspace.nodes.replace([held.top]);
+        return { rootId: result.rootId, sequence: result.sequence };
+      }
+    }
     // Large and streamed files are written as they are stored, before the event.
     if (planned.puts.some(({ content }) => writesWhenStored(content))) await tx.guard();
     const files: ObjectRow[] = [];
     const edits = await prepareEdits(tx, workspace, planned, files);
+    // A held root refused was built on the guess: the general edit builds on the head at once.
     const published =
-      (held === STALE ? undefined : await publishOnGuess(tx, workspace, publisher, edits, files)) ??
-      (await publishOnHead(tx, workspace, publisher, edits, files));
+      (held === undefined
+        ? await publishOnGuess(tx, workspace, publisher, edits, files)
+        : undefined) ?? (await publishOnHead(tx, workspace, publisher, edits, files));
     return storeBuilt(tx, workspace, published);
   });
 }
 
-/** The lease's guess was refused: the general edit builds on the head at once. */
-const STALE = Symbol("stale guess");
-
 /**
- * Publishes an apply whose new root is held whole in its event (held-edit.ts),
- * built on the lease's guess: its only write is the event. Undefined when the
- * apply is not of that shape or the guess's root is not at hand; STALE, with
- * nothing written, when the journal refused the guess.
+ * The new root of an apply whose root is held whole in its event
+ * (held-edit.ts), built on the lease's guess: publishing it is the apply's
+ * only write. Undefined when the apply is not of that shape or the guess's
+ * root is not at hand — without a promise, since most applies that are not
+ * a step's are not.
  */
-async function publishHeld(
+function heldRoot(
   workspace: WorkspaceContext,
   publisher: RootPublisher,
   planned: PlannedApply,
-): Promise<ApplyResult | typeof STALE | undefined> {
+): { readonly guess: RootBase; readonly top: DirectoryNode } | undefined {
   if (planned.copies.length > 0 || planned.expectations.length > 0) return undefined;
   const guess = publisher.guess();
   const root = guess === undefined ? undefined : workspace.nodes.get(idKey(guess.root));
@@ -178,12 +185,7 @@ async function publishHeld(
     stored.push([segments, fileItem(segments, file)]);
   }
   const top = editHeld(hash, root, planEdits(stored, planned.deletes));
-  if (top === undefined) return undefined;
-  const { event, key } = planned;
-  const result = await publisher.publish(event, guess, top.id, top.bytes, key);
-  if (result === undefined) return STALE;
-  workspace.nodes.replace([top]);
-  return { rootId: result.rootId, sequence: result.sequence };
+  return top === undefined ? undefined : { guess, top };
 }
 
 /** Checks an apply's changes and options; conflicts are found before anything is written. */
