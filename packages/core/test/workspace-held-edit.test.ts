@@ -60,6 +60,14 @@ function planOf(step: Step): Map<string, Edit> {
   );
 }
 
+/** A plan of puts alone. */
+const putting = (...puts: Step["puts"]): Map<string, Edit> => planOf({ puts, deletes: [] });
+
+/** The root the general edit builds from the empty workspace with these files. */
+function rootWith(loader: NodeLoader, puts: Step["puts"]): DirectoryNode {
+  return applyPlan(loader, hash, EMPTY_NODE, planOf({ puts, deletes: [] }), []) as DirectoryNode;
+}
+
 /** The general edit's root for `plan` on `root`, or the code it refuses the plan with. */
 function generalEdit(
   loader: NodeLoader,
@@ -140,20 +148,11 @@ describe("the held edit", () => {
 
   it("answers a step's shape: a small file replaced in a small directory of a small root", () => {
     const loader = new NodeLoader(noDatabase, new NodeCache());
-    const first = applyPlan(
-      loader,
-      hash,
-      EMPTY_NODE,
-      planOf({
-        puts: [
-          ["state/output.json", 40],
-          ["notes", 9],
-        ],
-        deletes: [],
-      }),
-      [],
-    ) as DirectoryNode;
-    const plan = planOf({ puts: [["state/output.json", 41]], deletes: [] });
+    const first = rootWith(loader, [
+      ["state/output.json", 40],
+      ["notes", 9],
+    ]);
+    const plan = putting(["state/output.json", 41]);
     const held = editHeld(hash, first, plan);
     expect(held).toBeDefined();
     expect(toHex(held!.id)).toBe(
@@ -162,53 +161,26 @@ describe("the held edit", () => {
   });
 
   it("does not answer where the general edit writes a row or splits a leaf", () => {
-    const loader = new NodeLoader(noDatabase, new NodeCache());
-    const root = applyPlan(
-      loader,
-      hash,
-      EMPTY_NODE,
-      planOf({ puts: [["state/output.json", 40]], deletes: [] }),
-      [],
-    ) as DirectoryNode;
+    const root = rootWith(new NodeLoader(noDatabase, new NodeCache()), [["state/output.json", 40]]);
     // A file too large to hold: its digest names a row.
-    expect(
-      editHeld(hash, root, planOf({ puts: [["state/output.json", INLINE_MAX + 1]], deletes: [] })),
-    ).toBeUndefined();
+    expect(editHeld(hash, root, putting(["state/output.json", INLINE_MAX + 1]))).toBeUndefined();
     // A directory that outgrows its entry: its node becomes a row.
-    const crowded = planOf({
-      puts: [
-        ["state/a", 200],
-        ["state/b", 200],
-        ["state/c", 200],
-      ],
-      deletes: [],
-    });
+    const crowded = putting(["state/a", 200], ["state/b", 200], ["state/c", 200]);
     expect(editHeld(hash, root, crowded)).toBeUndefined();
     // A name the cut rule ends a leaf after, followed by another: two leaves.
     const cut = Array.from({ length: 2000 }, (_, i) => `n${i}`).find((name) => isCut(0, name))!;
-    expect(
-      editHeld(
-        hash,
-        root,
-        planOf({
-          puts: [
-            [cut, 1],
-            [`${cut}~`, 1],
-          ],
-          deletes: [],
-        }),
-      ),
-    ).toBeUndefined();
+    expect(editHeld(hash, root, putting([cut, 1], [`${cut}~`, 1]))).toBeUndefined();
     // More entries than a node holds.
     const many = Array.from({ length: MAX_NODE_ENTRIES + 1 }, (_, i): [string, number] => [
       `f${i}`,
       0,
     ]);
-    expect(editHeld(hash, root, planOf({ puts: many, deletes: [] }))).toBeUndefined();
+    expect(editHeld(hash, root, putting(...many))).toBeUndefined();
     // A delete of nothing, and a file over a directory: the general edit's refusals.
     expect(editHeld(hash, root, planOf({ puts: [], deletes: ["nothing"] }))).toBeUndefined();
-    expect(editHeld(hash, root, planOf({ puts: [["state", 1]], deletes: [] }))).toBeUndefined();
-    // The root emptied: the general edit names the empty root rather than holding it.
+    expect(editHeld(hash, root, putting(["state", 1]))).toBeUndefined();
+    // No change at all, and the root emptied: the general edit names those roots rather than holding them.
+    expect(editHeld(hash, root, planOf({ puts: [], deletes: [] }))).toBeUndefined();
     expect(
       editHeld(hash, root, planOf({ puts: [], deletes: ["state/output.json"] })),
     ).toBeUndefined();
