@@ -308,6 +308,29 @@ function describeExpectations(fx: Fixtures): void {
       }
     });
 
+    it("keeps a copy of staged content: changing the caller's array after staging changes nothing committed", async () => {
+      const { log } = await newLog(fx);
+      // A Uint8Array whose slice is a view of the same memory, as Node's Buffer's is.
+      class ViewSlicing extends Uint8Array {
+        override slice(start?: number, end?: number): Uint8Array {
+          return this.subarray(start, end);
+        }
+      }
+      const given = ViewSlicing.from(new TextEncoder().encode("staged as it was"));
+      const unit = await log.begin();
+      await unit.stage({
+        intent: "auto-definition.save",
+        partition: AUTO_1,
+        ops: [put("k", given)],
+      });
+      given.fill(0x21);
+      expect((await unit.commit()).refused).toEqual([]);
+      const live = await log.read((r) => r.liveKey(AUTO_1, "k"));
+      expect(live?.sha256).toBe(sha256Hex("staged as it was"));
+      const stored = await log.read((r) => r.content(sha256Hex("staged as it was")));
+      expect(new TextDecoder().decode(stored)).toBe("staged as it was");
+    });
+
     it("checks each op against the ops before it in the same unit, then the live index", async () => {
       const { log } = await newLog(fx);
       const unit = await log.begin();

@@ -360,6 +360,32 @@ export function describeWorkspace(fx: Fixtures): void {
       expect(await objectCounts(lease)).toStrictEqual({ nodes: 1, files: 1, chunks: 2 });
     });
 
+    it("keeps a copy of the bytes it was given: changing the caller's array afterwards changes nothing read", async () => {
+      const { lease } = await newRun(fx);
+      // A Uint8Array whose slice is a view of the same memory, as Node's Buffer's is.
+      class ViewSlicing extends Uint8Array {
+        override slice(start?: number, end?: number): Uint8Array {
+          return this.subarray(start, end);
+        }
+      }
+      const given = ViewSlicing.from(utf8("the step's first output"));
+      const overwritten = ViewSlicing.from(utf8("kept whole"));
+      // The first apply builds on a root read; the next ones on the root the last one built.
+      await apply(lease, { put: { "state/output.json": overwritten } });
+      await apply(lease, { put: { "state/output.json": given, "notes.txt": overwritten } });
+      await apply(lease, { put: { "state/extra.json": "{}" } });
+      given.fill(0x21);
+      overwritten.fill(0x21);
+      await expectWorkspace(
+        lease,
+        model({
+          "state/output.json": "the step's first output",
+          "notes.txt": "kept whole",
+          "state/extra.json": "{}",
+        }),
+      );
+    });
+
     it("refuses a stream that yields something other than bytes, writing nothing", async () => {
       const { lease } = await newRun(fx);
       await apply(lease, { put: { existing: "x" } });

@@ -72,7 +72,10 @@ export function bufferPlacements(buffer: StagingBuffer, placements: readonly Pla
       if (op.op === "put") {
         let content = buffer.contents.get(op.sha256);
         if (content === undefined) {
-          content = { ref: buffer.nextRef++, digest: fromHex(op.sha256), data: op.bytes.slice() };
+          // A copy made by the constructor: a subclass's slice need not copy
+          // (Node's Buffer's is a view), and the caller may change its array.
+          const data = new Uint8Array(op.bytes);
+          content = { ref: buffer.nextRef++, digest: fromHex(op.sha256), data };
           buffer.contents.set(op.sha256, content);
           buffer.bytes += op.bytes.byteLength;
         }

@@ -112,8 +112,10 @@ export function storeHeldFile(content: Content, hash: HashFunctions): StoredFile
 }
 
 function held(bytes: Uint8Array, hash: HashFunctions): StoredFile {
-  // A copy: the entry outlives the call (nodes are cached), the caller's array may change.
-  return { digest: hash.sha256(bytes), size: bytes.length, content: bytes.slice() };
+  // A copy: the entry outlives the call (nodes are cached), the caller's array
+  // may change. Made by the constructor, not `slice`: a subclass's slice need
+  // not copy (Node's Buffer's is a view of the same memory).
+  return { digest: hash.sha256(bytes), size: bytes.length, content: new Uint8Array(bytes) };
 }
 
 /** A large file given whole: hashed once, then only the pieces not stored yet are written. */
@@ -199,7 +201,7 @@ async function storeStream(
   for await (const piece of pieces(content)) {
     for (const chunk of chunker.push(piece)) {
       if (keys.length === 0 && held === undefined) {
-        held = chunk.slice();
+        held = new Uint8Array(chunk); // a copy, whatever the source's arrays are
         continue;
       }
       if (held !== undefined) {
@@ -212,7 +214,7 @@ async function storeStream(
   const rest = chunker.rest();
   if (keys.length === 0 && (held === undefined || rest === undefined)) {
     // Everything fits one piece: the one held, or what is left.
-    return small((held ?? rest ?? new Uint8Array(0)).slice(), hash, rows);
+    return small(held ?? new Uint8Array(rest ?? new Uint8Array(0)), hash, rows);
   }
   if (held !== undefined) await write(held);
   if (rest !== undefined) await write(rest);
