@@ -424,15 +424,17 @@ export class RunledgerSaver extends BaseCheckpointSaver {
           continue;
         }
         const [type, bytes] = await this.serde.dumpsTyped(element);
-        const serialized = { type, bytes };
+        const serialized = { type, bytes: bytes === element ? new Uint8Array(bytes) : bytes };
         if (object) this.#serialized.set(element, serialized);
         elements.push(serialized);
       }
       return { kind: "list", elements };
     }
     const [type, bytes] = await this.serde.dumpsTyped(value);
-    // The serializer may return the value itself (a Uint8Array): kept as a copy.
-    return { kind: "scalar", type, bytes: bytes === value ? bytes.slice() : bytes };
+    // The serializer may return the value itself (a Uint8Array): kept as a copy,
+    // made by the constructor (a Buffer's slice is a view of the same memory),
+    // as a list's elements are above.
+    return { kind: "scalar", type, bytes: bytes === value ? new Uint8Array(bytes) : bytes };
   }
 
   /**
