@@ -364,7 +364,7 @@ export function describeWorkspace(fx: Fixtures): void {
       const { lease } = await newRun(fx);
       // A Uint8Array whose slice is a view of the same memory, as Node's Buffer's is.
       class ViewSlicing extends Uint8Array {
-        override slice(start?: number, end?: number): Uint8Array {
+        override slice(start?: number, end?: number) {
           return this.subarray(start, end);
         }
       }
