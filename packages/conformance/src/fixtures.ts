@@ -237,6 +237,17 @@ export function expectTranslated(error: RunledgerError, expected: ExpectedFailur
   }
 }
 
+/**
+ * A Uint8Array whose slice is a view of the same memory, as Node's Buffer's
+ * is: what a library that keeps a copy of the caller's bytes must not rely
+ * on `slice` to make.
+ */
+export class ViewSlicing extends Uint8Array {
+  override slice(start?: number, end?: number) {
+    return this.subarray(start, end);
+  }
+}
+
 /** Byte-for-byte equality without building a diff of megabytes. */
 export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.byteLength !== b.byteLength) return false;

@@ -29,7 +29,7 @@ import {
 import { manifestDigest } from "@runledger/core/engine";
 import { describe, expect, it } from "vitest";
 import { FaultInjector } from "../faults.js";
-import { type Fixtures, failureOf, sha256Hex } from "../fixtures.js";
+import { type Fixtures, failureOf, sha256Hex, ViewSlicing } from "../fixtures.js";
 import {
   AUTO_1,
   commitShape,
@@ -310,12 +310,6 @@ function describeExpectations(fx: Fixtures): void {
 
     it("keeps a copy of staged content: changing the caller's array after staging changes nothing committed", async () => {
       const { log } = await newLog(fx);
-      // A Uint8Array whose slice is a view of the same memory, as Node's Buffer's is.
-      class ViewSlicing extends Uint8Array {
-        override slice(start?: number, end?: number) {
-          return this.subarray(start, end);
-        }
-      }
       const given = ViewSlicing.from(new TextEncoder().encode("staged as it was"));
       const unit = await log.begin();
       await unit.stage({

@@ -12,7 +12,7 @@ import { EMPTY_ROOT_ID, type RunLease } from "@runledger/core";
 import { CHUNK_SIZE } from "@runledger/core/engine";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type Fixtures, failureOf, sameBytes } from "../fixtures.js";
+import { type Fixtures, failureOf, sameBytes, ViewSlicing } from "../fixtures.js";
 import { describeWorkspaceCopies } from "./workspace-copies.js";
 import { describeWorkspaceDeltas } from "./workspace-deltas.js";
 import { describeWorkspaceDiff } from "./workspace-diff.js";
@@ -362,12 +362,6 @@ export function describeWorkspace(fx: Fixtures): void {
 
     it("keeps a copy of the bytes it was given: changing the caller's array afterwards changes nothing read", async () => {
       const { lease } = await newRun(fx);
-      // A Uint8Array whose slice is a view of the same memory, as Node's Buffer's is.
-      class ViewSlicing extends Uint8Array {
-        override slice(start?: number, end?: number) {
-          return this.subarray(start, end);
-        }
-      }
       const given = ViewSlicing.from(utf8("the step's first output"));
       const overwritten = ViewSlicing.from(utf8("kept whole"));
       // The first apply builds on a root read; the next ones on the root the last one built.
