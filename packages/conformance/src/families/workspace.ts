@@ -380,6 +380,25 @@ export function describeWorkspace(fx: Fixtures): void {
       );
     });
 
+    it("keeps each piece a stream yields before the next: a source that refills one array loses nothing", async () => {
+      const { lease } = await newRun(fx);
+      const first = patterned(CHUNK_SIZE, 5);
+      const second = patterned(CHUNK_SIZE, 6);
+      // One array, refilled for each piece, as a reader with a fixed buffer yields them.
+      async function* refilled() {
+        const buffer = new ViewSlicing(CHUNK_SIZE);
+        for (const piece of [first, second]) {
+          buffer.set(piece);
+          yield buffer;
+        }
+      }
+      await apply(lease, { put: { "large.bin": refilled() } });
+      const whole = new Uint8Array(2 * CHUNK_SIZE);
+      whole.set(first);
+      whole.set(second, CHUNK_SIZE);
+      await expectWorkspace(lease, model({ "large.bin": whole }));
+    });
+
     it("refuses a stream that yields something other than bytes, writing nothing", async () => {
       const { lease } = await newRun(fx);
       await apply(lease, { put: { existing: "x" } });
