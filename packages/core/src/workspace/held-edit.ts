@@ -8,25 +8,20 @@
  * builds, synchronously, from the plan (plan.ts).
  *
  * It decides nothing of its own about bytes: each node is encoded by
- * `encodeNode` and each directory entry made by `directoryItem`, as the
- * general edit (trees.ts) does, so the nodes and ids are the same; it only
- * knows when the general edit would make exactly one leaf of each directory
- * (`isSingleLeaf`: the cut rule of node.ts). Anything else — a directory
- * stored as a row or above one node, a leaf that would split or outgrow its
- * entry, a conflict, a delete of nothing, no change at all, an empty root —
- * answers undefined, and the general edit does the apply, refusals included.
+ * `encodeNode` and each directory entry made by `directoryItem`, its changes
+ * merged and its cut rule checked by trees.ts's own `merge` and
+ * `fitsOneNode`, as the general edit does, so the nodes and ids are the
+ * same; it only knows when the general edit would make exactly one leaf of
+ * each directory. Anything else — a directory stored as a row or above one
+ * node, a leaf that would split or outgrow its entry, a conflict, a delete
+ * of nothing, no change at all, an emptied root — answers undefined, and the
+ * general edit does the apply, refusals included.
  */
 import type { HashFunctions } from "../port/hash.js";
-import {
-  compareNames,
-  type DirectoryNode,
-  INLINE_NODE_MAX,
-  type Item,
-  isCut,
-  MAX_NODE_ENTRIES,
-} from "./node.js";
+import { compareNames, type DirectoryNode, INLINE_NODE_MAX } from "./node.js";
 import { directoryItem, encodeNode } from "./node-encoding.js";
 import type { Edit } from "./plan.js";
+import { type Change, fitsOneNode, leafEntry, merge } from "./trees.js";
 
 /**
  * The new root from `root` with the plan's files and deletes, when all of it
@@ -47,7 +42,9 @@ export function editHeld(
 
 /**
  * One directory's new leaf (null: a directory emptied, to be removed), or
- * undefined when it is not held or would not stay one held leaf.
+ * undefined when it is not held or would not stay one held leaf. The
+ * changes are found as the general plan's walk finds them (plan.ts), every
+ * refusal of it answered undefined instead.
  */
 function editLeaf(
   hash: HashFunctions,
@@ -56,18 +53,16 @@ function editLeaf(
 ): DirectoryNode | null | undefined {
   if (node !== null && node.level !== 0) return undefined;
   const olds = node === null ? [] : node.items;
-  const names = [...edits.keys()].sort(compareNames);
-  const items: Item[] = [];
-  let i = 0;
-  for (const name of names) {
-    while (i < olds.length && compareNames(olds[i]!.name, name) < 0) items.push(olds[i++]!);
-    const existing = i < olds.length && olds[i]!.name === name ? olds[i++] : undefined;
+  const changes: Change[] = [];
+  for (const name of [...edits.keys()].sort(compareNames)) {
+    const existing = leafEntry(olds, name);
     const edit = edits.get(name)!;
     if (edit.kind === "file") {
       if (existing?.kind === "directory" || edit.item.content === undefined) return undefined;
-      items.push(edit.item);
+      changes.push([name, edit.item]);
     } else if (edit.kind === "delete") {
       if (existing === undefined) return undefined;
+      changes.push([name, null]);
     } else if (edit.kind === "directory") {
       if (existing?.kind === "file") return undefined;
       const below = existing === undefined ? null : existing.node;
@@ -77,22 +72,17 @@ function editLeaf(
       if (after !== null) {
         const item = directoryItem(name, after, hash);
         if (item.content === undefined) return undefined;
-        items.push(item);
+        changes.push([name, item]);
+      } else if (existing !== undefined) {
+        changes.push([name, null]);
       }
     } else {
       return undefined;
     }
   }
-  while (i < olds.length) items.push(olds[i++]!);
+  const items = merge(olds, changes);
   if (items.length === 0) return null;
-  if (!isSingleLeaf(items)) return undefined;
+  if (!fitsOneNode(0, items)) return undefined;
   // The node replaced is the new one's base, as the general edit has it (trees.ts).
   return encodeNode(0, items, hash, node ?? undefined);
-}
-
-/** True when the cut rule (node.ts) ends a leaf of these entries only after the last. */
-function isSingleLeaf(items: readonly Item[]): boolean {
-  if (items.length > MAX_NODE_ENTRIES) return false;
-  for (let i = 0; i < items.length - 1; i++) if (isCut(0, items[i]!.name)) return false;
-  return true;
 }

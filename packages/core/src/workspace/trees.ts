@@ -49,8 +49,12 @@ export function* lookupWork(
     const id = node.items[childFor(node, name)]!.target;
     node = loader.known(id) ?? (yield id);
   }
-  const at = lowerBound(node.items, name);
-  const item = node.items[at];
+  return leafEntry(node.items, name);
+}
+
+/** A name's entry among a leaf's entries (in name order), or undefined. */
+export function leafEntry(items: readonly Item[], name: string): Item | undefined {
+  const item = items[lowerBound(items, name)];
   return item !== undefined && item.name === name ? item : undefined;
 }
 
@@ -292,7 +296,7 @@ function cutInto(
 ): Item[] {
   let from = 0;
   for (let i = 0; i < list.length; i++) {
-    if (open.length + i + 1 - from >= MAX_NODE_ENTRIES || isCut(level, list[i]!.name)) {
+    if (endsNode(level, open.length + i + 1 - from, list[i]!.name)) {
       const group = list.slice(from, i + 1);
       done(open.length === 0 ? group : open.concat(group));
       open = [];
@@ -300,6 +304,18 @@ function cutInto(
     }
   }
   return from < list.length ? open.concat(list.slice(from)) : open;
+}
+
+/** True when the cut rule makes one node of these entries: no node ends before the last. */
+export function fitsOneNode(level: number, items: readonly Item[]): boolean {
+  for (let i = 0; i < items.length - 1; i++)
+    if (endsNode(level, i + 1, items[i]!.name)) return false;
+  return true;
+}
+
+/** The cut rule (node.ts): a node ends after `name`, its `count`-th entry, when its hash says so or it is full. */
+function endsNode(level: number, count: number, name: string): boolean {
+  return count >= MAX_NODE_ENTRIES || isCut(level, name);
 }
 
 function parentOf(path: Path): Path {
@@ -335,7 +351,7 @@ function lowerBound(items: readonly Item[], name: string): number {
 }
 
 /** Sorted entries with sorted changes merged in: a change replaces, adds or (null) removes. */
-function merge(items: readonly Item[], changes: readonly Change[]): Item[] {
+export function merge(items: readonly Item[], changes: readonly Change[]): Item[] {
   const out: Item[] = [];
   let i = 0;
   for (const [name, item] of changes) {
