@@ -424,17 +424,14 @@ export class RunledgerSaver extends BaseCheckpointSaver {
           continue;
         }
         const [type, bytes] = await this.serde.dumpsTyped(element);
-        const serialized = { type, bytes: bytes === element ? new Uint8Array(bytes) : bytes };
+        const serialized = { type, bytes: ownBytes(bytes, element) };
         if (object) this.#serialized.set(element, serialized);
         elements.push(serialized);
       }
       return { kind: "list", elements };
     }
     const [type, bytes] = await this.serde.dumpsTyped(value);
-    // The serializer may return the value itself (a Uint8Array): kept as a copy,
-    // made by the constructor (a Buffer's slice is a view of the same memory),
-    // as a list's elements are above.
-    return { kind: "scalar", type, bytes: bytes === value ? new Uint8Array(bytes) : bytes };
+    return { kind: "scalar", type, bytes: ownBytes(bytes, value) };
   }
 
   /**
@@ -877,4 +874,14 @@ function missingThread(what: string): RunledgerError {
     `cannot ${what}: the config has no configurable.thread_id. Pass one, as in ` +
       'graph.invoke(input, { configurable: { thread_id: "thread-1" } })',
   );
+}
+
+/**
+ * A value's serialized bytes, ours to keep: the serializer may hand back the
+ * value itself (a Uint8Array), which the caller may change afterwards, so it
+ * is copied — by the constructor, since a Buffer's slice is a view of the
+ * same memory.
+ */
+function ownBytes(bytes: Uint8Array, value: unknown): Uint8Array {
+  return bytes === value ? new Uint8Array(bytes) : bytes;
 }

@@ -93,7 +93,7 @@ export function writesWhenStored(content: Content): boolean {
 }
 
 function small(bytes: Uint8Array, hash: HashFunctions, rows: ObjectRow[]): StoredFile {
-  if (bytes.length <= INLINE_MAX) return held(bytes, hash);
+  if (bytes.length <= INLINE_MAX) return inEntry(bytes, hash);
   const digest = hash.sha256(bytes);
   rows.push({ id: digest, kind: BYTES, size: bytes.length, data: bytes });
   return { digest, size: bytes.length };
@@ -105,13 +105,14 @@ function small(bytes: Uint8Array, hash: HashFunctions, rows: ObjectRow[]): Store
  */
 export function storeHeldFile(content: Content, hash: HashFunctions): StoredFile | undefined {
   if (content instanceof Uint8Array)
-    return content.length <= INLINE_MAX ? held(content, hash) : undefined;
+    return content.length <= INLINE_MAX ? inEntry(content, hash) : undefined;
   if (typeof content !== "string" || content.length > INLINE_MAX) return undefined;
   const bytes = utf8(content);
-  return bytes.length <= INLINE_MAX ? held(bytes, hash) : undefined;
+  return bytes.length <= INLINE_MAX ? inEntry(bytes, hash) : undefined;
 }
 
-function held(bytes: Uint8Array, hash: HashFunctions): StoredFile {
+/** A small file stored: its digest, and a copy of its bytes for its entry. */
+function inEntry(bytes: Uint8Array, hash: HashFunctions): StoredFile {
   // A copy: the entry outlives the call (nodes are cached), the caller's array
   // may change. Made by the constructor, not `slice`: a subclass's slice need
   // not copy (Node's Buffer's is a view of the same memory).
