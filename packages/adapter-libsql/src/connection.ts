@@ -11,6 +11,7 @@ import { normalizeInteger, transactionActiveError } from "@runledger/core/port";
 import { translate } from "./errors.js";
 import { finalizerTurns } from "./finalizers.js";
 import type { KeptStream } from "./kept-stream.js";
+import type { StreamTransaction } from "./kept-transaction.js";
 import { RemoteRetry, readOnlyRefusal, readOnlyRemote } from "./remote.js";
 import { beginRemote, type RemoteTransaction } from "./remote-transaction.js";
 import { ReplicaRead } from "./replica-read.js";
@@ -141,7 +142,8 @@ export class LibsqlConnection implements DriverConnection {
     this.#lastTransaction = beginRemote({
       // A read snapshot is a read transaction: a replica (a server, or an
       // embedded replica's file) serves it itself instead of forwarding it.
-      open: () => this.#client.transaction(mode === "immediate" ? "write" : "read"),
+      open: () =>
+        mode === "immediate" ? this.#writeTransaction() : this.#client.transaction("read"),
       whole: (statements) =>
         this.#kept === undefined
           ? this.#client.batch(statements, "write")
@@ -152,6 +154,15 @@ export class LibsqlConnection implements DriverConnection {
       busyDeadlineMs: this.#busyDeadlineMs,
     });
     return this.#lastTransaction;
+  }
+
+  /**
+   * A write transaction on the kept stream where it can hold one
+   * (kept-transaction.ts says why), else the client's own, on a stream of
+   * its own.
+   */
+  async #writeTransaction(): Promise<StreamTransaction> {
+    return (await this.#kept?.transaction?.()) ?? this.#client.transaction("write");
   }
 
   /** A server owns its journal and durability settings: nothing to set. */

@@ -1,6 +1,6 @@
 /**
  * The kept stream over HTTP, spoken directly: Hrana's pipeline requests
- * (version 2, JSON) on one kept-alive socket of node:http. Over HTTP a step
+ * (version 3, JSON) on one kept-alive socket of node:http. Over HTTP a step
  * is one request either way, and the client's cost of it is what remains:
  * @libsql/client and @libsql/hrana-client build a WHATWG Request, send it
  * through undici's fetch, and read the answer through web streams and gzip.
@@ -17,10 +17,13 @@
  * - A stream left idle expires (sqld: about 10 s), and a server that
  *   restarted knows none of the batons it gave before; either way it refuses
  *   the next request before running any of it, and that request is sent once
- *   more, on a new stream. Any failure drops the baton, and the next request
- *   opens a new stream.
+ *   more, on a new stream. Any failure drops the baton (closing the stream
+ *   on the server when it still has one), and the next request opens a new
+ *   stream.
  * - SQL texts stored on a stream are named by id in its later requests, and
  *   forgotten with it.
+ * - An ordinary write transaction is held on the stream too
+ *   (kept-transaction.ts says why), its requests in turn with the others.
  *
  * Failures are shaped as @libsql/client's (a LibsqlError with the server's
  * code; `statementIndex` for a statement's; an HTTP status on its cause), and
@@ -32,6 +35,7 @@ import http from "node:http";
 import https from "node:https";
 import { type InStatement, LibsqlError } from "@libsql/client";
 import type { KeptStream } from "./kept-stream.js";
+import { KeptTransaction, type StreamSession, type StreamTransaction } from "./kept-transaction.js";
 import { readAll, send } from "./node-fetch.js";
 import { isUnknownBaton } from "./remote-errors.js";
 import {
@@ -45,8 +49,8 @@ import {
   wholeBatch,
 } from "./whole-batch.js";
 
-/** Hrana 2's path for a stream's requests. */
-const PIPELINE = "v2/pipeline";
+/** Hrana 3's path for a stream's requests: version 2's, plus the condition a held transaction needs. */
+const PIPELINE = "v3/pipeline";
 
 export class KeptHttpStream implements KeptStream {
   readonly #url: URL;
@@ -58,6 +62,8 @@ export class KeptHttpStream implements KeptStream {
   #baton: string | null = null;
   /** SQL texts stored on the current stream. */
   readonly #stored = new StoredSql();
+  /** Counts the streams given up: a held transaction's requests go only to the stream it began on. */
+  #generation = 0;
   /** The request in flight: the next one waits for it (a stream takes one at a time). */
   #last: Promise<unknown> = Promise.resolve();
   #closed = false;
@@ -105,14 +111,62 @@ export class KeptHttpStream implements KeptStream {
       .finally(() => this.#agent.destroy());
   }
 
+  /**
+   * A write transaction held on this stream (kept-transaction.ts): its
+   * requests wait their turn with the stream's others, and go only to the
+   * stream its first request reached. That first one is sent once more on a
+   * new stream when the server refused the stream before running any of it,
+   * as a whole batch is; so its SQL texts go inline, never by an id stored
+   * on a stream it may not reach.
+   */
+  async transaction(): Promise<StreamTransaction | undefined> {
+    if (this.#closed) throw clientClosed();
+    let stream: number | undefined;
+    const session: StreamSession = {
+      send: (requests) => {
+        const sending = this.#last.then(async () => {
+          if (this.#closed) throw clientClosed();
+          if (stream === undefined) {
+            const resumed = this.#baton !== null;
+            let response: unknown;
+            try {
+              response = await this.#pipeline(requests);
+            } catch (error) {
+              if (!(resumed && streamRefused(error))) throw error;
+              response = await this.#pipeline(requests);
+            }
+            stream = this.#generation;
+            return response;
+          }
+          if (stream !== this.#generation) throw streamGone();
+          return this.#pipeline(requests);
+        });
+        this.#last = sending.catch(() => undefined);
+        return sending;
+      },
+      stored: INLINE,
+      drop: () => {
+        if (stream === this.#generation) this.#giveUp();
+      },
+    };
+    return new KeptTransaction(session);
+  }
+
   /** One attempt: the transaction as one batch, with the SQL texts it stores first. */
   async #send(statements: readonly InStatement[]): Promise<void> {
     const { requests, commit } = wholeBatch(statements, this.#stored);
+    const last = (await this.#pipeline(requests)) as { result?: BatchResult } | undefined;
+    const failure = batchFailure(last?.result, commit);
+    if (failure !== undefined) throw failure;
+  }
+
+  /** Sends `requests` on the stream in one pipeline request; resolves with the last one's response. */
+  async #pipeline(requests: readonly unknown[]): Promise<unknown> {
     let answer: PipelineAnswer;
     try {
       answer = await this.#post(JSON.stringify({ baton: this.#baton, requests }));
     } catch (error) {
-      // What the server did with the batch is not known here: the stream is given up.
+      // What the server did with the requests is not known here: the stream is given up.
       this.#forget();
       throw error;
     }
@@ -128,17 +182,28 @@ export class KeptHttpStream implements KeptStream {
     if (last?.type !== "ok" || results.length !== requests.length) {
       throw this.#lost(failureOf(last));
     }
-    const failure = batchFailure(last.response?.result, commit);
-    if (failure !== undefined) throw failure;
+    return last.response;
   }
 
-  /** Gives up the stream after `error` (the next batch opens a new one), and returns it. */
-  #lost(error: unknown): unknown {
+  /** Ends the current stream on the server (not waited for): what it held is rolled back there. */
+  #giveUp(): void {
+    const baton = this.#baton;
     this.#forget();
+    if (baton === null) return;
+    this.#post(JSON.stringify({ baton, requests: [{ type: "close" }] })).catch(() => undefined);
+  }
+
+  /**
+   * Gives up the stream after `error` (the next request opens a new one),
+   * closing it on the server, which rolls back what it held; returns `error`.
+   */
+  #lost(error: unknown): unknown {
+    this.#giveUp();
     return error;
   }
 
   #forget(): void {
+    this.#generation++;
     this.#baton = null;
     this.#pipelineUrl = new URL(PIPELINE, this.#url);
     this.#stored.clear();
@@ -168,19 +233,28 @@ export class KeptHttpStream implements KeptStream {
   }
 }
 
+/** A held transaction's texts are sent inline (see `transaction`). */
+const INLINE = new StoredSql(0);
+
+/** A held transaction whose stream was given up after a failure: the server rolls it back. */
+function streamGone(): LibsqlError {
+  return new LibsqlError(
+    "the stream this transaction was held on was closed after a failure; the server rolled it back",
+    "TRANSACTION_CLOSED",
+  );
+}
+
 /** The server refused a request for its stream (expired, or unknown since it restarted), having run none of it. */
 function streamRefused(error: unknown): boolean {
   return error instanceof LibsqlError && (error.code === "STREAM_EXPIRED" || isUnknownBaton(error));
 }
 
-/** The parts of a pipeline answer read here (Hrana 2, JSON). */
+/** The parts of a pipeline answer read here (Hrana 3, JSON). */
 interface PipelineAnswer {
   baton?: string | null;
   base_url?: string | null;
   results?: Array<
-    | { type: "ok"; response?: { result?: BatchResult } }
-    | { type: "error"; error: ProtoError }
-    | { type: "none" }
+    { type: "ok"; response?: unknown } | { type: "error"; error: ProtoError } | { type: "none" }
   >;
 }
 

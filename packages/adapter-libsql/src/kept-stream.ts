@@ -8,7 +8,13 @@
  * transaction none of whose statements needed an answer (an optimistic
  * step, remote-transaction.ts) goes here as one batch (whole-batch.ts).
  *
- * The socket speaks Hrana 2 (JSON) itself, on the WebSocket class
+ * An ordinary write transaction (one that reads answers as it goes) is held
+ * on the same stream when the server speaks Hrana 3 (kept-transaction.ts
+ * says why): one server connection for the life of ours, never one per
+ * transaction.
+ *
+ * The socket speaks Hrana 3 (JSON; Hrana 2 when the server offers no more)
+ * itself, on the WebSocket class
  * @libsql/hrana-client uses (`ws`): a hello with the token, one stream
  * opened, then a request a batch — the client's own machinery (its queues,
  * its encoders, js-base64) cost ~0.16 ms of CPU a batch more than this, a
@@ -19,6 +25,7 @@
  */
 import { type InStatement, LibsqlError } from "@libsql/client";
 import { WebSocket } from "@libsql/hrana-client";
+import { KeptTransaction, type StreamSession, type StreamTransaction } from "./kept-transaction.js";
 import {
   type BatchResult,
   batchFailure,
@@ -34,9 +41,21 @@ import {
 export interface KeptStream {
   /** Sends `statements` as one write transaction; throws as @libsql/client's `batch(…, "write")` would. */
   writeBatch(statements: readonly InStatement[]): Promise<void>;
+  /**
+   * A write transaction held on this stream (kept-transaction.ts), or
+   * undefined where the stream cannot hold one: the caller then uses the
+   * client's own.
+   */
+  transaction?(): Promise<StreamTransaction | undefined>;
   /** Closes the stream and its socket for good (the connection's close). */
   close(): void;
 }
+
+/** The subprotocols offered, newest first: Hrana 3 adds the condition a held transaction needs. */
+const PROTOCOLS = ["hrana3", "hrana2"];
+
+/** The requests that name the stream they run on (a stored SQL text belongs to the socket). */
+const ON_STREAM: ReadonlySet<string> = new Set(["batch", "sequence"]);
 
 /** The one stream each socket opens. */
 const STREAM_ID = 1;
@@ -56,8 +75,12 @@ export class KeptWsStream implements KeptStream {
   /** Requests sent on the current socket and not answered yet, by id. */
   readonly #pending = new Map<number, Pending>();
   #nextRequest = 1;
-  /** SQL texts stored on the current socket's stream. */
-  readonly #stored = new StoredSql();
+  /**
+   * SQL texts stored on the current socket's stream: a new set with each
+   * socket, so that a transaction still holding the last one's cannot mark
+   * a text stored on the next.
+   */
+  #stored = new StoredSql();
   /** Closed with its connection: no socket is opened again. */
   #closed = false;
 
@@ -70,19 +93,41 @@ export class KeptWsStream implements KeptStream {
     const socket = await this.#open();
     const { requests, commit } = wholeBatch(statements, this.#stored);
     // Sent together; the server answers them in order, the batch last.
-    const answers = requests.map((request) => this.#request(socket, request));
-    const outcomes = await Promise.allSettled(answers);
-    for (const outcome of outcomes) {
-      if (outcome.status === "rejected") throw outcome.reason;
-    }
-    const last = outcomes.at(-1) as PromiseFulfilledResult<{ result?: BatchResult }>;
-    const failure = batchFailure(last.value.result, commit);
+    const last = (await this.#send(socket, requests)) as { result?: BatchResult };
+    const failure = batchFailure(last.result, commit);
     if (failure !== undefined) throw failure;
+  }
+
+  /**
+   * A transaction on the current socket's stream (opened now if need be);
+   * undefined when the server speaks Hrana 2, which cannot keep a statement
+   * from running after the server ended the transaction.
+   */
+  async transaction(): Promise<StreamTransaction | undefined> {
+    const socket = await this.#open();
+    if (socket.protocol !== "hrana3") return undefined;
+    const session: StreamSession = {
+      send: (requests) => this.#send(socket, requests),
+      stored: this.#stored,
+      drop: (reason) => this.#fail(socket, reason),
+    };
+    return new KeptTransaction(session);
   }
 
   close(): void {
     this.#closed = true;
     this.#drop(clientClosed());
+  }
+
+  /** Sends `requests` together on `socket`; resolves with the last one's response, rejects with the first failure. */
+  async #send(socket: WebSocket, requests: readonly unknown[]): Promise<unknown> {
+    const outcomes = await Promise.allSettled(
+      requests.map((request) => this.#request(socket, request)),
+    );
+    for (const outcome of outcomes) {
+      if (outcome.status === "rejected") throw outcome.reason;
+    }
+    return (outcomes.at(-1) as PromiseFulfilledResult<unknown>).value;
   }
 
   /** The current socket, or a new one (its hello sent and its stream opened). */
@@ -98,7 +143,7 @@ export class KeptWsStream implements KeptStream {
 
   async #connect(): Promise<WebSocket> {
     if (this.#closed) throw clientClosed();
-    const socket = new WebSocket(this.#url, ["hrana2"]);
+    const socket = new WebSocket(this.#url, PROTOCOLS);
     await new Promise<void>((resolve, reject) => {
       let failure: unknown;
       socket.once("error", (error: Error) => {
@@ -131,7 +176,7 @@ export class KeptWsStream implements KeptStream {
     }
     const id = this.#nextRequest++;
     const { type } = request as { type: string };
-    const body = type === "batch" ? { ...(request as object), stream_id: STREAM_ID } : request;
+    const body = ON_STREAM.has(type) ? { ...(request as object), stream_id: STREAM_ID } : request;
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve: resolve as (response: unknown) => void, reject });
       socket.send(JSON.stringify({ type: "request", request_id: id, request: body }));
@@ -179,7 +224,7 @@ export class KeptWsStream implements KeptStream {
   #drop(error: unknown): void {
     const socket = this.#socket;
     this.#socket = undefined;
-    this.#stored.clear();
+    this.#stored = new StoredSql();
     const pending = [...this.#pending.values()];
     this.#pending.clear();
     for (const request of pending) request.reject(error);

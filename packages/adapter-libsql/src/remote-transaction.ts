@@ -33,7 +33,7 @@
  *   answers marks the transaction ended (`active` false), so core keeps the
  *   failure's own code.
  */
-import type { InStatement, ResultSet, Transaction } from "@libsql/client";
+import type { InStatement, ResultSet } from "@libsql/client";
 import {
   type DriverTransaction,
   type QueryResult,
@@ -42,13 +42,14 @@ import {
   transactionClosedError,
 } from "@runledger/core/port";
 import { translate } from "./errors.js";
+import type { StreamTransaction } from "./kept-transaction.js";
 import { RemoteRetry, readOnlyRefusal, remoteResult, transactionLost } from "./remote.js";
 import { transactionTimeout } from "./remote-errors.js";
 import { toDriverParams } from "./values.js";
 
 /** How a remote transaction is (re)opened, and how long a busy server is waited for. */
 export interface RemoteBegin {
-  readonly open: () => Promise<Transaction>;
+  readonly open: () => Promise<StreamTransaction>;
   /** Sends `statements` as one write transaction of their own: BEGIN, each in turn, COMMIT. */
   readonly whole: (statements: InStatement[]) => Promise<unknown>;
   readonly readOnly: boolean;
@@ -61,8 +62,8 @@ export function beginRemote(begin: RemoteBegin): RemoteTransaction {
   return new RemoteTransaction(begin);
 }
 
-async function openTransaction(begin: RemoteBegin): Promise<Transaction> {
-  let transaction: Transaction;
+async function openTransaction(begin: RemoteBegin): Promise<StreamTransaction> {
+  let transaction: StreamTransaction;
   try {
     transaction = await begin.open();
   } catch (error) {
@@ -78,9 +79,9 @@ const NO_ROWS: QueryResult = { rows: [], changes: 0, lastInsertRowid: undefined 
 
 export class RemoteTransaction implements DriverTransaction {
   /** The client's transaction, once opened (when the first request is sent). */
-  #transaction: Transaction | undefined;
+  #transaction: StreamTransaction | undefined;
   /** Its opening, shared by calls made side by side (an unawaited call and the next one). */
-  #opening: Promise<Transaction> | undefined;
+  #opening: Promise<StreamTransaction> | undefined;
   readonly #begin: RemoteBegin;
   /** Statements held back (HELD_BACK, or sent `later`), in order, not yet sent. */
   readonly #held: InStatement[] = [];
@@ -280,7 +281,7 @@ export class RemoteTransaction implements DriverTransaction {
   }
 
   /** The client's transaction, opened by the first call that needs it. */
-  #opened(): Promise<Transaction> {
+  #opened(): Promise<StreamTransaction> {
     this.#opening ??= openTransaction(this.#begin).then((transaction) => {
       this.#transaction = transaction;
       return transaction;

@@ -1,15 +1,16 @@
 /**
- * A transaction sent whole, in Hrana's own terms (version 2, JSON), as both
- * kept streams send it (kept-stream.ts over WebSocket, kept-http-stream.ts
- * over HTTP): BEGIN IMMEDIATE, each statement only if the one before it
- * succeeded, COMMIT only if they all did, ROLLBACK unless COMMIT succeeded —
- * so the stream is never left inside a transaction. A SQL text seen for the
- * first time is stored on the stream (a `store_sql` request before the
- * batch) and named by its id afterwards. Values are encoded as
- * @libsql/hrana-client encodes them (a JS number is a float), and the
- * server's refusals become @libsql/client's errors (a LibsqlError with the
- * server's code; `statementIndex` for a statement's), so the adapter's
- * translation reads them as it reads the client's.
+ * A transaction sent whole, in Hrana's own terms (JSON: version 2's
+ * messages, which version 3 keeps), as both kept streams send it
+ * (kept-stream.ts over WebSocket, kept-http-stream.ts over HTTP): BEGIN
+ * IMMEDIATE, each statement only if the one before it succeeded, COMMIT
+ * only if they all did, ROLLBACK unless COMMIT succeeded — so the stream
+ * is never left inside a transaction. A SQL text seen for the first time is
+ * stored on the stream (a `store_sql` request before the batch) and named
+ * by its id afterwards. Values are encoded as @libsql/hrana-client encodes
+ * them (a JS number is a float), and the server's refusals become
+ * @libsql/client's errors (a LibsqlError with the server's code;
+ * `statementIndex` for a statement's), so the adapter's translation reads
+ * them as it reads the client's.
  */
 import { type InStatement, LibsqlError } from "@libsql/client";
 
@@ -19,7 +20,13 @@ const STORED_SQL = 64;
 /** The SQL texts stored on one stream, by the ids given them; cleared with the stream. */
 export class StoredSql {
   readonly #ids = new Map<string, number>();
+  readonly #limit: number;
   #next = 1;
+
+  /** `limit`: how many texts may be stored (0: none, every text goes inline). */
+  constructor(limit = STORED_SQL) {
+    this.#limit = limit;
+  }
 
   clear(): void {
     this.#ids.clear();
@@ -28,7 +35,7 @@ export class StoredSql {
   /** The text's id, stored now (its request pushed to `requests`) if it was not; undefined when full. */
   idFor(sql: string, requests: unknown[]): number | undefined {
     let id = this.#ids.get(sql);
-    if (id === undefined && this.#ids.size < STORED_SQL) {
+    if (id === undefined && this.#ids.size < this.#limit) {
       id = this.#next++;
       this.#ids.set(sql, id);
       requests.push({ type: "store_sql", sql_id: id, sql });
@@ -49,12 +56,7 @@ export function wholeBatch(statements: readonly InStatement[], stored: StoredSql
   const requests: unknown[] = [];
   const steps: unknown[] = [{ stmt: { sql: "BEGIN IMMEDIATE", want_rows: false } }];
   for (const statement of statements) {
-    const { sql, args } =
-      typeof statement === "string" ? { sql: statement, args: undefined } : statement;
-    const id = stored.idFor(sql, requests);
-    const stmt: Record<string, unknown> = id === undefined ? { sql } : { sql_id: id };
-    if (Array.isArray(args)) stmt.args = args.map(hranaValue);
-    stmt.want_rows = false;
+    const stmt = statementStep(statement, stored, requests, false);
     steps.push({ condition: { type: "ok", step: steps.length - 1 }, stmt });
   }
   const commit = steps.length;
@@ -70,8 +72,29 @@ export function wholeBatch(statements: readonly InStatement[], stored: StoredSql
   return { requests, commit };
 }
 
+/**
+ * A statement as a batch step sends it: by the id of its stored text (a
+ * `store_sql` request pushed to `requests` the first time), its arguments
+ * encoded, its rows asked for when `wantRows`.
+ */
+export function statementStep(
+  statement: InStatement,
+  stored: StoredSql,
+  requests: unknown[],
+  wantRows: boolean,
+): Record<string, unknown> {
+  const { sql, args } =
+    typeof statement === "string" ? { sql: statement, args: undefined } : statement;
+  const id = stored.idFor(sql, requests);
+  const stmt: Record<string, unknown> = id === undefined ? { sql } : { sql_id: id };
+  if (Array.isArray(args)) stmt.args = args.map(hranaValue);
+  stmt.want_rows = wantRows;
+  return stmt;
+}
+
 /** A batch's answer (`response.result` of a `batch` request). */
 export interface BatchResult {
+  readonly step_results?: ReadonlyArray<unknown>;
   readonly step_errors?: ReadonlyArray<ProtoError | null>;
 }
 

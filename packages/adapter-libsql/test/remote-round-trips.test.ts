@@ -218,6 +218,54 @@ describe("remote libSQL: round trips", () => {
     }
   });
 
+  it("over ws, ordinary steps are held on the stream kept open: two batches each, no stream opened or closed for them", async () => {
+    const { lease, close } = await openRun("ws");
+    try {
+      const step = (n: number) =>
+        lease.transact((tx) =>
+          tx.workspace.apply({ put: { [`a/${n}.json`]: "{}" } }, { event: { step: n } }),
+        );
+      await step(1);
+      const kinds = await messagesOf(async () => {
+        for (let n = 2; n < 7; n++) await step(n);
+      });
+      // Each step: BEGIN with its event, then COMMIT; a stream of its own would add open_stream
+      // and close_stream, and a server connection, for every one (kept-transaction.ts says why not).
+      expect(kinds.filter((kind) => kind !== "store_sql")).toStrictEqual(
+        Array.from({ length: 10 }, () => "batch"),
+      );
+      const records = (await lease.read((r) => r.journal.list())).map((e) => e.record);
+      expect(records).toHaveLength(7);
+      expect((await lease.verify()).ok).toBe(true);
+    } finally {
+      await close();
+    }
+  });
+
+  it("over http, ordinary steps are held on the stream kept open: two requests each, each naming one baton chain, none closing it", async () => {
+    const { lease, close } = await openRun();
+    try {
+      const step = (n: number) =>
+        lease.transact((tx) =>
+          tx.workspace.apply({ put: { [`a/${n}.json`]: "{}" } }, { event: { step: n } }),
+        );
+      await step(1);
+      const sent = await requestsOf(async () => {
+        for (let n = 2; n < 6; n++) await step(n);
+      });
+      expect(sent).toHaveLength(8);
+      // A stream of its own for each would begin with no baton and end with a close.
+      for (const body of sent) {
+        const request = JSON.parse(body) as { baton?: unknown; requests: { type: string }[] };
+        expect(typeof request.baton).toBe("string");
+        expect(request.requests.map((r) => r.type)).not.toContain("close");
+      }
+      expect((await lease.verify()).ok).toBe(true);
+    } finally {
+      await close();
+    }
+  });
+
   it("over http, optimistic steps are one request each on a stream kept open: each names the stream's baton, none closes it", async () => {
     const { lease, close } = await openRun();
     try {
