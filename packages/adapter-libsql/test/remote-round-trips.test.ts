@@ -50,6 +50,22 @@ async function messagesOf(action: () => Promise<unknown>): Promise<string[]> {
   return kinds;
 }
 
+/** Each request names the kept stream's baton, and none closes it (a stream of its own would). */
+function expectOnKeptStream(sent: readonly string[]): void {
+  for (const body of sent) {
+    const request = JSON.parse(body) as { baton?: unknown; requests: { type: string }[] };
+    expect(typeof request.baton).toBe("string");
+    expect(request.requests.map((r) => r.type)).not.toContain("close");
+  }
+}
+
+/** An ordinary workspace step: one small file and its event, the callback reading answers. */
+function ordinaryStep(lease: RunLease, n: number): Promise<unknown> {
+  return lease.transact((tx) =>
+    tx.workspace.apply({ put: { [`a/${n}.json`]: "{}" } }, { event: { step: n } }),
+  );
+}
+
 describe("remote libSQL: round trips", () => {
   let next = 0;
   async function openRun(
@@ -221,13 +237,9 @@ describe("remote libSQL: round trips", () => {
   it("over ws, ordinary steps are held on the stream kept open: two batches each, no stream opened or closed for them", async () => {
     const { lease, close } = await openRun("ws");
     try {
-      const step = (n: number) =>
-        lease.transact((tx) =>
-          tx.workspace.apply({ put: { [`a/${n}.json`]: "{}" } }, { event: { step: n } }),
-        );
-      await step(1);
+      await ordinaryStep(lease, 1);
       const kinds = await messagesOf(async () => {
-        for (let n = 2; n < 7; n++) await step(n);
+        for (let n = 2; n < 7; n++) await ordinaryStep(lease, n);
       });
       // Each step: BEGIN with its event, then COMMIT; a stream of its own would add open_stream
       // and close_stream, and a server connection, for every one (kept-transaction.ts says why not).
@@ -245,21 +257,12 @@ describe("remote libSQL: round trips", () => {
   it("over http, ordinary steps are held on the stream kept open: two requests each, each naming one baton chain, none closing it", async () => {
     const { lease, close } = await openRun();
     try {
-      const step = (n: number) =>
-        lease.transact((tx) =>
-          tx.workspace.apply({ put: { [`a/${n}.json`]: "{}" } }, { event: { step: n } }),
-        );
-      await step(1);
+      await ordinaryStep(lease, 1);
       const sent = await requestsOf(async () => {
-        for (let n = 2; n < 6; n++) await step(n);
+        for (let n = 2; n < 6; n++) await ordinaryStep(lease, n);
       });
       expect(sent).toHaveLength(8);
-      // A stream of its own for each would begin with no baton and end with a close.
-      for (const body of sent) {
-        const request = JSON.parse(body) as { baton?: unknown; requests: { type: string }[] };
-        expect(typeof request.baton).toBe("string");
-        expect(request.requests.map((r) => r.type)).not.toContain("close");
-      }
+      expectOnKeptStream(sent);
       expect((await lease.verify()).ok).toBe(true);
     } finally {
       await close();
@@ -277,11 +280,7 @@ describe("remote libSQL: round trips", () => {
         for (let n = 2; n < 6; n++) await step(n);
       });
       expect(sent).toHaveLength(4);
-      for (const body of sent) {
-        const request = JSON.parse(body) as { baton?: unknown; requests: { type: string }[] };
-        expect(typeof request.baton).toBe("string");
-        expect(request.requests.map((r) => r.type)).not.toContain("close");
-      }
+      expectOnKeptStream(sent);
     } finally {
       await close();
     }
