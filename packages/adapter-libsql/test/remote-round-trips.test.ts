@@ -20,6 +20,7 @@ import {
 } from "@runledger/conformance/sqld";
 import { isRunledgerError, type RunLease, RunStore } from "@runledger/core";
 import { afterAll, describe, expect, it } from "vitest";
+import { startHrana2Proxy } from "./support/hrana2-proxy.js";
 
 resolveLocalhostSubdomains();
 const server = await startSqld({ namespaces: true });
@@ -251,6 +252,37 @@ describe("remote libSQL: round trips", () => {
       expect((await lease.verify()).ok).toBe(true);
     } finally {
       await close();
+    }
+  });
+
+  it("over ws to a server that speaks only Hrana 2, ordinary transactions stay on the client's streams (no condition keeps a held one inside its transaction), optimistic ones on the kept stream, and every step lands", async () => {
+    const proxy = await startHrana2Proxy(Number(server.host.split(":")[1]));
+    const store = new RunStore({ driver: libsqlDriver({ adminUrl: server.adminUrl as string }) });
+    try {
+      const lease = await store.open(proxy.namespaceUrl(`trips-hrana2-${++next}`), {
+        create: { workflowId: "trips", runId: "hrana2" },
+      });
+      await ordinaryStep(lease, 1);
+      const kinds = await messagesOf(async () => {
+        await ordinaryStep(lease, 2);
+        await lease.transact((tx) => tx.journal.append({ optimistic: 3 }), { optimistic: true });
+        await ordinaryStep(lease, 4);
+      });
+      // Each ordinary step opens a stream of the client's and closes it; between them the
+      // optimistic append is one batch on the kept stream.
+      const sent = kinds.filter((kind) => kind !== "store_sql");
+      expect(sent.filter((kind) => kind === "open_stream")).toHaveLength(2);
+      expect(sent.filter((kind) => kind === "close_stream")).toHaveLength(2);
+      expect(sent[0]).toBe("open_stream");
+      const between = sent.slice(sent.indexOf("close_stream") + 1, sent.lastIndexOf("open_stream"));
+      expect(between).toStrictEqual(["batch"]);
+      expect(sent.at(-1)).toBe("close_stream");
+      const events = await lease.read((r) => r.journal.list());
+      expect(events.map((e) => e.sequence)).toStrictEqual([1, 2, 3, 4]);
+      expect((await lease.verify()).ok).toBe(true);
+    } finally {
+      await store.close();
+      await proxy.stop();
     }
   });
 
