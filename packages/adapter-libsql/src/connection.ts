@@ -21,9 +21,12 @@ import { fromResultSet, toDriverParams } from "./values.js";
  * One @libsql/client Client behind the port, for a database on a libSQL
  * server or an embedded replica of one (a local file is local.ts's). Facts
  * about the client this design absorbs:
- * - `execute("BEGIN …")` does not hold a connection: only `client.transaction()`
- *   does, so `begin` uses it; a second one would open a second stream, and
- *   the port allows one transaction at a time.
+ * - `execute("BEGIN …")` does not hold a connection: only a stream does.
+ *   `begin` holds a write transaction on the connection's kept stream
+ *   (kept-transaction.ts: a stream of its own per transaction, as
+ *   `client.transaction()` opens, once hung sqld), and a read snapshot on
+ *   `client.transaction("read")`; the port allows one transaction at a
+ *   time.
  * - A server refuses every PRAGMA with a value: the connection says it is
  *   `remote`, sets nothing, and retries what the server answered busy itself
  *   (a remote client has no busy handler).
