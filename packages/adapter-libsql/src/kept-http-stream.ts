@@ -49,8 +49,13 @@ import {
   wholeBatch,
 } from "./whole-batch.js";
 
-/** Hrana 3's path for a stream's requests: version 2's, plus the condition a held transaction needs. */
-const PIPELINE = "v3/pipeline";
+/**
+ * A stream's requests go to the pipeline of the newest Hrana version the
+ * server speaks over HTTP: 3 (version 2's requests, plus the condition a held
+ * transaction needs) where it answers `GET v3`, as @libsql/hrana-client
+ * asks, else 2 (and no transaction is held: the client's own are used).
+ */
+const PIPELINE = { 2: "v2/pipeline", 3: "v3/pipeline" } as const;
 
 export class KeptHttpStream implements KeptStream {
   readonly #url: URL;
@@ -64,13 +69,16 @@ export class KeptHttpStream implements KeptStream {
   readonly #stored = new StoredSql();
   /** Counts the streams given up: a held transaction's requests go only to the stream it began on. */
   #generation = 0;
+  /** The Hrana version the server speaks over HTTP, asked once, before the first request. */
+  #version: Promise<2 | 3> | undefined;
+  #pipelinePath: string = PIPELINE[3];
   /** The request in flight: the next one waits for it (a stream takes one at a time). */
   #last: Promise<unknown> = Promise.resolve();
   #closed = false;
 
   constructor(url: string, authToken: string | undefined) {
     this.#url = new URL(url.endsWith("/") ? url : `${url}/`);
-    this.#pipelineUrl = new URL(PIPELINE, this.#url);
+    this.#pipelineUrl = new URL(this.#pipelinePath, this.#url);
     this.#authorization = authToken === undefined ? undefined : `Bearer ${authToken}`;
     this.#agent =
       this.#url.protocol === "https:"
@@ -86,6 +94,7 @@ export class KeptHttpStream implements KeptStream {
 
   async #writeBatch(statements: readonly InStatement[]): Promise<void> {
     if (this.#closed) throw clientClosed();
+    await this.#protocol();
     const resumed = this.#baton !== null;
     try {
       await this.#send(statements);
@@ -121,6 +130,7 @@ export class KeptHttpStream implements KeptStream {
    */
   async transaction(): Promise<StreamTransaction | undefined> {
     if (this.#closed) throw clientClosed();
+    if ((await this.#protocol()) !== 3) return undefined;
     let stream: number | undefined;
     const session: StreamSession = {
       send: (requests) => {
@@ -172,7 +182,7 @@ export class KeptHttpStream implements KeptStream {
     }
     this.#baton = answer.baton ?? null;
     if (typeof answer.base_url === "string") {
-      this.#pipelineUrl = new URL(PIPELINE, new URL(answer.base_url, this.#url));
+      this.#pipelineUrl = new URL(this.#pipelinePath, new URL(answer.base_url, this.#url));
     }
     const results = answer.results ?? [];
     for (const result of results.slice(0, -1)) {
@@ -183,6 +193,36 @@ export class KeptHttpStream implements KeptStream {
       throw this.#lost(failureOf(last));
     }
     return last.response;
+  }
+
+  /** The server's Hrana version over HTTP (see PIPELINE), asked once; a failed asking is asked again. */
+  #protocol(): Promise<2 | 3> {
+    this.#version ??= this.#askVersion().then(
+      (version) => {
+        this.#pipelinePath = PIPELINE[version];
+        if (this.#baton === null) this.#pipelineUrl = new URL(this.#pipelinePath, this.#url);
+        return version;
+      },
+      (error: unknown) => {
+        this.#version = undefined;
+        throw error;
+      },
+    );
+    return this.#version;
+  }
+
+  async #askVersion(): Promise<2 | 3> {
+    const headers: http.OutgoingHttpHeaders = {};
+    if (this.#authorization !== undefined) headers.authorization = this.#authorization;
+    const answer = await send(new URL("v3", this.#url), {
+      method: "GET",
+      headers,
+      body: undefined,
+      agent: this.#agent,
+    });
+    await readAll(answer);
+    const status = answer.statusCode ?? 0;
+    return status >= 200 && status < 300 ? 3 : 2;
   }
 
   /** Ends the current stream on the server (not waited for): what it held is rolled back there. */
@@ -205,7 +245,7 @@ export class KeptHttpStream implements KeptStream {
   #forget(): void {
     this.#generation++;
     this.#baton = null;
-    this.#pipelineUrl = new URL(PIPELINE, this.#url);
+    this.#pipelineUrl = new URL(this.#pipelinePath, this.#url);
     this.#stored.clear();
   }
 

@@ -286,6 +286,33 @@ describe("remote libSQL: round trips", () => {
     }
   });
 
+  it("over http to a server that speaks no Hrana 3 (its /v3 paths answer 404), ordinary transactions stay on the client's streams, optimistic ones go on the kept stream over version 2, and every step lands", async () => {
+    const lacking = await recordHttpRequests(server, { lacking: /^\/v3/ });
+    const store = new RunStore({ driver: libsqlDriver({ adminUrl: server.adminUrl as string }) });
+    try {
+      const lease = await store.open(lacking.namespaceUrl(`trips-v2-${++next}`), {
+        create: { workflowId: "trips", runId: "v2" },
+      });
+      await ordinaryStep(lease, 1);
+      const sent = await lacking.requestsOf(async () => {
+        await ordinaryStep(lease, 2);
+        await lease.transact((tx) => tx.journal.append({ optimistic: 3 }), { optimistic: true });
+      });
+      // The ordinary step on a stream of the client's: its first request names no baton. The
+      // optimistic one on the kept stream, whose pipeline (v2) the recorder saw beside it.
+      const first = JSON.parse(sent[0] as string) as { baton?: unknown };
+      expect(first.baton ?? null).toBeNull();
+      const optimistic = JSON.parse(sent.at(-1) as string) as { requests: { type: string }[] };
+      expect(optimistic.requests.at(-1)?.type).toBe("batch");
+      const events = await lease.read((r) => r.journal.list());
+      expect(events.map((e) => e.sequence)).toStrictEqual([1, 2, 3]);
+      expect((await lease.verify()).ok).toBe(true);
+    } finally {
+      await store.close();
+      await lacking.stop();
+    }
+  });
+
   it("over http, ordinary steps are held on the stream kept open: two requests each, each naming one baton chain, none closing it", async () => {
     const { lease, close } = await openRun();
     try {

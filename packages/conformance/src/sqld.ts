@@ -310,8 +310,13 @@ async function waitForHealth(
  * sent while `requestsOf(action)` runs, close-only ones left out (a stream's
  * close may be sent after COMMIT without waiting for its answer). Clients
  * reach it at `namespaceUrl(name)`, whatever they send requests with.
+ * `lacking`: paths the proxy answers 404 itself, as a server without them
+ * would (`/^\/v3/`: a server that speaks no Hrana 3 over HTTP).
  */
-export async function recordHttpRequests(server: SqldServer): Promise<{
+export async function recordHttpRequests(
+  server: SqldServer,
+  options: { readonly lacking?: RegExp } = {},
+): Promise<{
   namespaceUrl(name: string): string;
   requestsOf(action: () => Promise<unknown>): Promise<string[]>;
   stop(): Promise<void>;
@@ -323,6 +328,11 @@ export async function recordHttpRequests(server: SqldServer): Promise<{
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
+      if (options.lacking?.test(request.url ?? "") === true) {
+        response.writeHead(404, { "content-type": "text/plain" });
+        response.end("Not Found");
+        return;
+      }
       const body = Buffer.concat(chunks);
       const text = body.toString("utf8");
       if (
