@@ -87,21 +87,34 @@ export class KeptHttpStream implements KeptStream {
   }
 
   writeBatch(statements: readonly InStatement[]): Promise<void> {
-    const sending = this.#last.then(() => this.#writeBatch(statements));
+    return this.#inTurn(async () => {
+      await this.#protocol();
+      await this.#resent(() => this.#send(statements));
+    });
+  }
+
+  /** Runs `work` once the stream's request in flight has finished (it takes one at a time). */
+  #inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const sending = this.#last.then(() => {
+      if (this.#closed) throw clientClosed();
+      return work();
+    });
     this.#last = sending.catch(() => undefined);
     return sending;
   }
 
-  async #writeBatch(statements: readonly InStatement[]): Promise<void> {
-    if (this.#closed) throw clientClosed();
-    await this.#protocol();
+  /**
+   * `attempt`, and once more on a new stream when the server refused the
+   * stream it resumed before running any of it (expired, or unknown since a
+   * restart).
+   */
+  async #resent<T>(attempt: () => Promise<T>): Promise<T> {
     const resumed = this.#baton !== null;
     try {
-      await this.#send(statements);
+      return await attempt();
     } catch (error) {
-      // The server refused the stream before running any of the batch: once more, on a new one.
       if (!(resumed && streamRefused(error))) throw error;
-      await this.#send(statements);
+      return attempt();
     }
   }
 
@@ -133,27 +146,16 @@ export class KeptHttpStream implements KeptStream {
     if ((await this.#protocol()) !== 3) return undefined;
     let stream: number | undefined;
     const session: StreamSession = {
-      send: (requests) => {
-        const sending = this.#last.then(async () => {
-          if (this.#closed) throw clientClosed();
+      send: (requests) =>
+        this.#inTurn(async () => {
           if (stream === undefined) {
-            const resumed = this.#baton !== null;
-            let response: unknown;
-            try {
-              response = await this.#pipeline(requests);
-            } catch (error) {
-              if (!(resumed && streamRefused(error))) throw error;
-              response = await this.#pipeline(requests);
-            }
+            const response = await this.#resent(() => this.#pipeline(requests));
             stream = this.#generation;
             return response;
           }
           if (stream !== this.#generation) throw streamGone();
           return this.#pipeline(requests);
-        });
-        this.#last = sending.catch(() => undefined);
-        return sending;
-      },
+        }),
       stored: INLINE,
       drop: () => {
         if (stream === this.#generation) this.#giveUp();

@@ -35,6 +35,7 @@ import type { InStatement, ResultSet, Row } from "@libsql/client";
 import { LibsqlError } from "@libsql/client";
 import {
   type BatchResult,
+  batchRequest,
   fromProto,
   type ProtoError,
   protoError,
@@ -92,13 +93,13 @@ export class KeptTransaction implements StreamTransaction {
     const offset = steps.length;
     for (const statement of statements) {
       const previous = steps.length - 1;
-      const conditions = previous < 0 ? [IN_TRANSACTION] : [ok(previous), IN_TRANSACTION];
       steps.push({
-        condition: conditions.length === 1 ? conditions[0] : { type: "and", conds: conditions },
+        condition:
+          previous < 0 ? IN_TRANSACTION : { type: "and", conds: [ok(previous), IN_TRANSACTION] },
         stmt: statementStep(statement, this.#session.stored, requests, true),
       });
     }
-    requests.push({ type: "batch", batch: { steps } });
+    requests.push(batchRequest(steps));
     // From the moment BEGIN is sent the server may hold the transaction: a rollback or close made
     // before its answer (a call the callback left running) follows it on the stream.
     if (first) this.#begun = true;
@@ -153,9 +154,8 @@ export class KeptTransaction implements StreamTransaction {
       return;
     }
     try {
-      const steps = [{ stmt: { sql: "COMMIT", want_rows: false } }];
-      const refused = batchResult(await this.#session.send([{ type: "batch", batch: { steps } }]))
-        .step_errors?.[0];
+      const commit = batchRequest([{ stmt: { sql: "COMMIT", want_rows: false } }]);
+      const refused = batchResult(await this.#session.send([commit])).step_errors?.[0];
       if (refused !== null && refused !== undefined) throw fromProto(refused);
       this.#begun = false;
     } finally {
@@ -222,10 +222,7 @@ function ok(step: number): unknown {
 }
 
 function rollbackBatch(): unknown {
-  return {
-    type: "batch",
-    batch: { steps: [{ condition: IN_TRANSACTION, stmt: { sql: "ROLLBACK", want_rows: false } }] },
-  };
+  return batchRequest([{ condition: IN_TRANSACTION, stmt: { sql: "ROLLBACK", want_rows: false } }]);
 }
 
 /** COMMIT or ROLLBACK as a statement of a batch: once it ran, the transaction is over. */

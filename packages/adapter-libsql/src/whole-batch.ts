@@ -68,8 +68,13 @@ export function wholeBatch(statements: readonly InStatement[], stored: StoredSql
     condition: { type: "not", cond: { type: "ok", step: commit } },
     stmt: { sql: "ROLLBACK", want_rows: false },
   });
-  requests.push({ type: "batch", batch: { steps } });
+  requests.push(batchRequest(steps));
   return { requests, commit };
+}
+
+/** A `batch` request of `steps`. */
+export function batchRequest(steps: readonly unknown[]): unknown {
+  return { type: "batch", batch: { steps } };
 }
 
 /**
