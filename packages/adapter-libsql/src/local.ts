@@ -102,6 +102,11 @@ export function openHandle(open: LocalOpen): LocalHandle {
 export class LocalConnection implements DriverConnection, SynchronousSession {
   readonly #open: LocalOpen;
   readonly #transactions = new SynchronousTransactions(this);
+  /** SQLite's busy handler waits for a lock: BEGIN and a transaction's statements may run now. */
+  readonly runsNow = true;
+  /** COMMIT goes through `settle`: it takes the event loop's turn its statements made due (finalizers.ts). */
+  readonly commitsNow = false;
+  readonly beginNow = (mode: BeginMode): DriverTransaction => this.#transactions.beginNow(mode);
   #db: LocalHandle;
   #cache: StatementCache<Statement>;
   #synchronous: ConnectionSettings["synchronous"];

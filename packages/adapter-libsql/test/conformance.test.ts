@@ -13,6 +13,7 @@ describeConformance({
     sharedLocks: true,
     crashSafeLocks: true,
     extendedErrorCodes: true,
+    callsNow: true,
   },
   // Module specifiers are resolved from this package (its own name, then node_modules).
   root: import.meta.url,

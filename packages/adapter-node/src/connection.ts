@@ -30,6 +30,10 @@ export class NodeConnection implements DriverConnection, SynchronousSession {
   readonly #db: Database;
   readonly #cache: StatementCache<Statement>;
   readonly #transactions = new SynchronousTransactions(this);
+  /** SQLite's busy handler waits for a lock, and nothing is owed between calls: every call may run now. */
+  readonly runsNow = true;
+  readonly commitsNow = true;
+  readonly beginNow = (mode: BeginMode): DriverTransaction => this.#transactions.beginNow(mode);
 
   constructor(db: Database, cacheSize: number) {
     this.#db = db;

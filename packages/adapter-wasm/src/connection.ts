@@ -32,6 +32,9 @@ export class WasmConnection implements DriverConnection, SynchronousSession {
   readonly #db: wasm.Database;
   readonly #busyTimeoutMs: number;
   readonly #transactions = new SynchronousTransactions(this);
+  /** Busy is retried on timers (`settle`): every statement goes through it. */
+  readonly runsNow = false;
+  readonly commitsNow = false;
   #total = 0;
 
   constructor(db: wasm.Database, busyTimeoutMs: number) {

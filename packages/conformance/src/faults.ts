@@ -172,6 +172,19 @@ abstract class FaultyStatements<Inner extends DriverConnection | DriverTransacti
 }
 
 class FaultyConnection extends FaultyStatements<DriverConnection> implements DriverConnection {
+  /** Offered where the inner connection offers it: a step begun now meets the plan too. */
+  readonly beginNow: ((mode: BeginMode) => DriverTransaction) | undefined;
+
+  constructor(inner: DriverConnection, faults: FaultInjector) {
+    super(inner, faults);
+    if (inner.beginNow !== undefined) {
+      this.beginNow = (mode) => {
+        this.faults.check(BEGIN_SQL[mode]);
+        return new FaultyTransaction(inner.beginNow!(mode), this.faults);
+      };
+    }
+  }
+
   /** Passed through: core reads it to decide what a remote server allows. */
   get remote(): boolean | undefined {
     return this.inner.remote;
@@ -209,6 +222,28 @@ class FaultyStagedDatabase extends FaultyConnection implements StagedDatabase {
 }
 
 class FaultyTransaction extends FaultyStatements<DriverTransaction> implements DriverTransaction {
+  /** Offered where the inner transaction offers them, each checked against the plan as its promised twin is. */
+  readonly executeNow: ((sql: string, params: readonly SqlValue[]) => QueryResult) | undefined;
+  readonly commitNow: (() => void) | undefined;
+
+  constructor(inner: DriverTransaction, faults: FaultInjector) {
+    super(inner, faults);
+    if (inner.executeNow !== undefined) {
+      this.executeNow = (sql, params) => {
+        const fault = this.faults.fault(sql);
+        if (fault === undefined) return inner.executeNow!(sql, params);
+        if (this.faults.endsTransaction) inner.executeNow!("ROLLBACK", []);
+        throw fault;
+      };
+    }
+    if (inner.commitNow !== undefined) {
+      this.commitNow = () => {
+        this.faults.check("COMMIT");
+        inner.commitNow!();
+      };
+    }
+  }
+
   get active(): boolean {
     return this.inner.active;
   }

@@ -94,6 +94,16 @@ class RewritingConnection
   extends RewritingStatements<DriverConnection>
   implements DriverConnection
 {
+  /** Offered where the inner connection offers it, so that a step begun now is rewritten too. */
+  readonly beginNow: ((mode: BeginMode) => DriverTransaction) | undefined;
+
+  constructor(inner: DriverConnection, rewriter: ValueRewriter) {
+    super(inner, rewriter);
+    if (inner.beginNow !== undefined) {
+      this.beginNow = (mode) => new RewritingTransaction(inner.beginNow!(mode), this.rewriter);
+    }
+  }
+
   get remote(): boolean | undefined {
     return this.inner.remote;
   }
@@ -115,6 +125,19 @@ class RewritingTransaction
   extends RewritingStatements<DriverTransaction>
   implements DriverTransaction
 {
+  /** Offered where the inner transaction offers them; a statement run now is rewritten as `execute`'s. */
+  readonly executeNow: ((sql: string, params: readonly SqlValue[]) => QueryResult) | undefined;
+  readonly commitNow: (() => void) | undefined;
+
+  constructor(inner: DriverTransaction, rewriter: ValueRewriter) {
+    super(inner, rewriter);
+    if (inner.executeNow !== undefined) {
+      this.executeNow = (sql, params) =>
+        inner.executeNow!(sql, this.rewriter.params(sql, params) ?? []);
+    }
+    if (inner.commitNow !== undefined) this.commitNow = () => inner.commitNow!();
+  }
+
   get active(): boolean {
     return this.inner.active;
   }

@@ -116,6 +116,13 @@ export interface ConformanceCapabilities {
    * failure at any step leaves nothing at the location.
    */
   readonly stagedCreation?: boolean;
+  /**
+   * The driver's calls complete before they return: its connections offer
+   * `beginNow` and their transactions `executeNow` (and `commitNow` where
+   * nothing is owed between calls), which core uses to run a step without a
+   * promise of its own. The step family proves a step takes that way.
+   */
+  readonly callsNow?: boolean;
 }
 
 export type Capability = keyof ConformanceCapabilities;

@@ -14,12 +14,16 @@ const NOTHING: QueryResult = { rows: [], changes: 0, lastInsertRowid: undefined 
  * through `settle`, keeps SQLite's autocommit state as BEGIN, COMMIT and
  * ROLLBACK move it, and fails the statements it is told to, once each.
  */
-function fakeSession(options: { retriesBusy?: boolean } = {}) {
+function fakeSession(
+  options: { retriesBusy?: boolean; runsNow?: boolean; commitsNow?: boolean } = {},
+) {
   const ran: string[] = [];
   const settles = { count: 0 };
   const failing = new Map<string, RunledgerError>();
   let inTransaction = false;
   const session: SynchronousSession = {
+    runsNow: options.runsNow === true,
+    commitsNow: options.commitsNow === true,
     run(sql) {
       ran.push(sql);
       const failure = failing.get(sql);
@@ -171,6 +175,58 @@ describe("SynchronousTransactions", () => {
       expect(fake.ran).toHaveLength(2);
       expect(tx.active).toBe(false);
     }
+  });
+});
+
+describe("SynchronousTransactions, where the session runs calls now", () => {
+  it("begins, runs a statement and commits without settle, each answered before the call returns", () => {
+    const fake = fakeSession({ runsNow: true, commitsNow: true });
+    const transactions = new SynchronousTransactions(fake.session);
+    const tx = transactions.beginNow("immediate");
+    expect(tx.active).toBe(true);
+    expect(tx.executeNow?.("INSERT 1", [1])).toBe(NOTHING);
+    tx.commitNow?.();
+    expect(tx.active).toBe(false);
+    expect(fake.ran).toStrictEqual(["BEGIN IMMEDIATE", "INSERT 1", "COMMIT"]);
+    expect(fake.settles.count).toBe(0);
+    expect(transactions.beginNow("deferred").active, "the connection is free again").toBe(true);
+  });
+
+  it("throws what the promised calls reject with: transaction_active, a failed statement, transaction_closed", () => {
+    const fake = fakeSession({ runsNow: true, commitsNow: true });
+    const transactions = new SynchronousTransactions(fake.session);
+    const tx = transactions.beginNow("immediate");
+    expect(() => transactions.beginNow("immediate")).toThrow(
+      expect.objectContaining({ code: "transaction_active" }),
+    );
+    fake.failOnce("INSERT 1", "storage_error");
+    expect(() => tx.executeNow?.("INSERT 1", [])).toThrow(
+      expect.objectContaining({ code: "storage_error" }),
+    );
+    fake.failOnce("COMMIT", "busy");
+    expect(() => tx.commitNow?.()).toThrow(expect.objectContaining({ code: "busy" }));
+    expect(tx.active, "a COMMIT that failed leaves it open").toBe(true);
+    tx.commitNow?.();
+    for (const call of [() => tx.executeNow?.("SELECT 1", []), () => tx.commitNow?.()]) {
+      expect(call).toThrow(expect.objectContaining({ code: "transaction_closed" }));
+    }
+    expect(fake.ran).toStrictEqual(["BEGIN IMMEDIATE", "INSERT 1", "COMMIT", "COMMIT"]);
+  });
+
+  it("offers executeNow but not commitNow where COMMIT goes through settle (a turn owed between calls)", async () => {
+    const fake = fakeSession({ runsNow: true });
+    const tx = new SynchronousTransactions(fake.session).beginNow("immediate");
+    expect(tx.executeNow?.("INSERT 1", [])).toBe(NOTHING);
+    expect(tx.commitNow).toBeUndefined();
+    await tx.commit();
+    expect(fake.settles.count, "COMMIT only").toBe(1);
+    expect(fake.ran).toStrictEqual(["BEGIN IMMEDIATE", "INSERT 1", "COMMIT"]);
+  });
+
+  it("offers neither executeNow nor commitNow where the session does not run calls now", async () => {
+    const tx = await new SynchronousTransactions(fakeSession().session).begin("immediate");
+    expect(tx.executeNow).toBeUndefined();
+    expect(tx.commitNow).toBeUndefined();
   });
 });
 

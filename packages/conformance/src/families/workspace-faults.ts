@@ -10,6 +10,13 @@
  */
 import type { RunLease } from "@runledger/core";
 import { CHUNK_SIZE } from "@runledger/core/engine";
+import type {
+  BeginMode,
+  Driver,
+  DriverConnection,
+  DriverTransaction,
+  SqlValue,
+} from "@runledger/core/port";
 import { describe, expect, it } from "vitest";
 import { FaultInjector } from "../faults.js";
 import type { Fixtures } from "../fixtures.js";
@@ -256,8 +263,82 @@ export function describeWorkspaceFaults(fx: Fixtures): void {
   });
 }
 
+/**
+ * The driver, recording which of each pair of the port's calls a run made:
+ * `begin` or `beginNow`, `execute` or `executeNow` (statements in a
+ * transaction), `commit` or `commitNow`.
+ */
+function recordingCalls(driver: Driver): { driver: Driver; calls: string[] } {
+  const calls: string[] = [];
+  const transaction = (tx: DriverTransaction): DriverTransaction => ({
+    get active() {
+      return tx.active;
+    },
+    execute: (sql, params, options) => {
+      calls.push("execute");
+      return tx.execute(sql, params, options);
+    },
+    ...(tx.executeNow === undefined
+      ? {}
+      : {
+          executeNow: (sql: string, params: readonly SqlValue[]) => {
+            calls.push("executeNow");
+            return tx.executeNow!(sql, params);
+          },
+        }),
+    executeScript: (sql) => tx.executeScript(sql),
+    commit: () => {
+      calls.push("commit");
+      return tx.commit();
+    },
+    ...(tx.commitNow === undefined
+      ? {}
+      : {
+          commitNow: () => {
+            calls.push("commitNow");
+            tx.commitNow!();
+          },
+        }),
+    rollback: () => tx.rollback(),
+  });
+  return {
+    calls,
+    driver: {
+      name: `${driver.name}+calls`,
+      ...(driver.hash === undefined ? {} : { hash: driver.hash }),
+      ...(driver.asyncContext === undefined ? {} : { asyncContext: driver.asyncContext }),
+      canonicalize: (location) => driver.canonicalize(location),
+      async open(location, options): Promise<DriverConnection> {
+        const connection = await driver.open(location, options);
+        return {
+          ...(connection.remote === undefined ? {} : { remote: connection.remote }),
+          execute: (sql, params) => connection.execute(sql, params),
+          executeScript: (sql) => connection.executeScript(sql),
+          begin: async (mode) => {
+            calls.push("begin");
+            return transaction(await connection.begin(mode));
+          },
+          ...(connection.beginNow === undefined
+            ? {}
+            : {
+                beginNow: (mode: BeginMode) => {
+                  calls.push("beginNow");
+                  return transaction(connection.beginNow!(mode));
+                },
+              }),
+          configure: (settings) => connection.configure(settings),
+          close: () => connection.close(),
+        };
+      },
+    },
+  };
+}
+
 function describeOneWriteApply(fx: Fixtures): void {
   const codes = fx.needs("extendedErrorCodes");
+  const now = fx
+    .needs("callsNow")
+    .because("a driver whose calls settle later runs every step through promises");
   const local = fx
     .needs("local")
     .because(
@@ -282,6 +363,26 @@ function describeOneWriteApply(fx: Fixtures): void {
       const writes = sent.slice(1, -1).filter((sql) => !/^\s*SELECT/i.test(sql));
       expect(writes).toHaveLength(1);
       expect(writes[0]).toMatch(/INSERT INTO journal/);
+      expect(await current(lease)).toBe(
+        referenceRootId(new Map([["state/output.json", utf8('{"step":1}')]])),
+      );
+      expect((await lease.verify()).problems).toStrictEqual([]);
+    });
+
+    // biome-ignore format: gated registration; the body keeps its formatting for the merge
+    now.it("is begun and its event written now, with no promise of the driver's, and committed now where the transaction offers it", async () => {
+      const { driver, calls } = recordingCalls(fx.driver());
+      const { lease } = await newRun(fx, { driver });
+      await apply(lease, step(0));
+      const mark = calls.length;
+      await apply(lease, step(1));
+      await lease.transact((tx) => tx.journal.append({ kind: "after-step" }));
+      const made = calls.slice(mark);
+      const commit = made.at(-1);
+      expect(["commit", "commitNow"]).toContain(commit);
+      expect(made).toStrictEqual(["beginNow", "executeNow", commit, "beginNow", "executeNow", commit]);
+      const events = await lease.read((r) => r.journal.list());
+      expect(events.map((e) => e.record.kind)).toStrictEqual(["workspace.apply", "workspace.apply", "after-step"]);
       expect(await current(lease)).toBe(
         referenceRootId(new Map([["state/output.json", utf8('{"step":1}')]])),
       );

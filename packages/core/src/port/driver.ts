@@ -164,6 +164,15 @@ export interface DriverConnection extends Executor {
   executeScript(sql: string): Promise<void>;
   /** Starts a transaction. Only core calls this, and only from its transaction owner. */
   begin(mode: BeginMode): Promise<DriverTransaction>;
+  /**
+   * `begin`, run before the call returns (its failure thrown, `busy` after
+   * SQLite's busy handler gave up): offered with `executeNow` and
+   * `commitNow` by a driver whose calls complete synchronously and owe
+   * nothing between them (better-sqlite3). Core then begins, runs a step's
+   * one statement and commits without a promise of its own, and retries a
+   * busy BEGIN the ordinary way. Absent: core uses `begin`.
+   */
+  readonly beginNow?: (mode: BeginMode) => DriverTransaction;
   /** Applies journal mode and synchronous. Core calls it only after recognition. */
   configure(settings: ConnectionSettings): Promise<void>;
   /** Closes the connection and releases every resource it holds. Idempotent. */
@@ -188,8 +197,17 @@ export interface DriverTransaction extends Executor {
    * client learns of the end only from a later answer says `remote`.
    */
   readonly active: boolean;
+  /**
+   * `execute`, run before the call returns: its answer returned, its failure
+   * thrown as the port's error. Offered with `beginNow` and `commitNow` by a
+   * driver whose calls complete synchronously (see `beginNow`). Absent: core
+   * uses `execute`.
+   */
+  readonly executeNow?: (sql: string, params: readonly SqlValue[]) => QueryResult;
   executeScript(sql: string): Promise<void>;
   commit(): Promise<void>;
+  /** `commit`, run before the call returns; offered with `executeNow` (see `beginNow`). */
+  readonly commitNow?: () => void;
   /** Ends the transaction, undoing it; succeeds too when SQLite or the server already ended it. */
   rollback(): Promise<void>;
 }

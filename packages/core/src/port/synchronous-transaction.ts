@@ -30,6 +30,22 @@ export interface SynchronousSession {
    * sleep the thread (adapter-wasm).
    */
   settle<T>(call: () => T): Promise<T>;
+  /**
+   * True where BEGIN and the statements of a transaction may run without
+   * `settle`: SQLite's busy handler waits for a lock (adapter-node,
+   * adapter-libsql's local files). The connection then offers `beginNow`,
+   * and its transactions `executeNow`. False where `settle` retries busy on
+   * timers (adapter-wasm).
+   */
+  readonly runsNow: boolean;
+  /**
+   * True where COMMIT may run without `settle` too: nothing is owed between
+   * calls (adapter-node); its transactions then offer `commitNow`. False
+   * where `settle` lets the event loop turn when a call made a turn due
+   * (adapter-libsql's local files, for libSQL's finalizers): each
+   * transaction's COMMIT takes the turn its statements made due.
+   */
+  readonly commitsNow: boolean;
 }
 
 const BEGIN_SQL: Record<BeginMode, string> = {
@@ -49,14 +65,18 @@ export class SynchronousTransactions {
   /** BEGIN through `settle`; `transaction_active` while the last one begun has not ended. */
   begin(mode: BeginMode): Promise<DriverTransaction> {
     if (this.#open !== undefined) return Promise.reject(transactionActiveError());
-    return this.#session.settle(() => {
-      this.#session.run(BEGIN_SQL[mode], []);
-      const transaction = new SynchronousTransaction(this.#session, () => {
-        this.#open = undefined;
-      });
-      this.#open = transaction;
-      return transaction;
+    return this.#session.settle(() => this.beginNow(mode));
+  }
+
+  /** `begin`, run now (the connection's `beginNow`, where its session `runsNow`); its failure thrown. */
+  beginNow(mode: BeginMode): DriverTransaction {
+    if (this.#open !== undefined) throw transactionActiveError();
+    this.#session.run(BEGIN_SQL[mode], []);
+    const transaction = new SynchronousTransaction(this.#session, () => {
+      this.#open = undefined;
     });
+    this.#open = transaction;
+    return transaction;
   }
 }
 
@@ -64,10 +84,19 @@ class SynchronousTransaction implements DriverTransaction {
   readonly #session: SynchronousSession;
   readonly #ended: () => void;
   #open = true;
+  readonly executeNow: ((sql: string, params: readonly SqlValue[]) => QueryResult) | undefined;
+  readonly commitNow: (() => void) | undefined;
 
   constructor(session: SynchronousSession, ended: () => void) {
     this.#session = session;
     this.#ended = ended;
+    if (session.runsNow) this.executeNow = (sql, params) => this.#runNow(sql, params);
+    if (session.runsNow && session.commitsNow) this.commitNow = () => this.#commitNow();
+  }
+
+  #runNow(sql: string, params: readonly SqlValue[]): QueryResult {
+    this.#checkOpen();
+    return this.#session.run(sql, params);
   }
 
   get active(): boolean {
@@ -90,11 +119,13 @@ class SynchronousTransaction implements DriverTransaction {
 
   /** A failed COMMIT (SQLITE_BUSY, say) leaves the transaction open: its owner rolls back. */
   commit(): Promise<void> {
-    return this.#session.settle(() => {
-      this.#checkOpen();
-      this.#session.run("COMMIT", []);
-      this.#finish();
-    });
+    return this.#session.settle(() => this.#commitNow());
+  }
+
+  #commitNow(): void {
+    this.#checkOpen();
+    this.#session.run("COMMIT", []);
+    this.#finish();
   }
 
   /**

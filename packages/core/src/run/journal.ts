@@ -5,9 +5,11 @@
  * root published by its event. (Its reads: ./journal-reader.ts.)
  */
 import { toHex } from "../port/bytes.js";
+import type { QueryResult } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import { type JsonObject, toJsonText } from "../port/json.js";
 import { checkNames } from "../port/options.js";
+import type { SqlValue } from "../port/values.js";
 import type { WriteScope } from "../transaction/scope.js";
 import type { RootBase } from "../workspace/root-journal.js";
 import { eventDigest, firstLink } from "./chain.js";
@@ -166,26 +168,27 @@ export class JournalWriter extends JournalReader {
    * Publishes a new workspace root: the event after `base` (the newest event
    * the root was computed from), at `root`, holding `rootBytes` (the root's
    * node's bytes) when given. Undefined, with nothing written, when `base` is no
-   * longer the newest event.
+   * longer the newest event. Answered now, without a promise, where the
+   * statement ran now (`WriteScope.executeNow`) and was not refused.
    * @internal
    */
-  async publish(
+  publish(
     text: string,
     base: RootBase,
     root: Uint8Array,
     rootBytes?: Uint8Array,
     key?: string,
-  ): Promise<AppendResult | undefined> {
+  ): AppendResult | undefined | Promise<AppendResult | undefined> {
     const eventId = this.#context.newId();
     const sequence = base.sequence + 1;
-    const digest = await this.#appendAfter(
-      base,
-      { eventId, key: key ?? null, text, root, rootBytes },
-      "apply",
-    );
-    if (digest === undefined) return undefined;
-    this.#seen(sequence, root, digest);
-    return { sequence, eventId, rootId: toHex(root) };
+    const row = { eventId, key: key ?? null, text, root, rootBytes };
+    const written = this.#appendAfter(base, row, "apply");
+    const published = (digest: Uint8Array | undefined): AppendResult | undefined => {
+      if (digest === undefined) return undefined;
+      this.#seen(sequence, root, digest);
+      return { sequence, eventId, rootId: toHex(root) };
+    };
+    return written instanceof Promise ? written.then(published) : published(written);
   }
 
   async #insert(text: string, key: string | null): Promise<AppendResult> {
@@ -219,23 +222,23 @@ export class JournalWriter extends JournalReader {
 
   /**
    * The event after `base`, at `row.root`: its digest, or undefined, with
-   * nothing written, when `base` is stale.
+   * nothing written, when `base` is stale. Answered now where its statement
+   * ran now and was not refused; a promise otherwise.
    */
-  async #appendAfter(
+  #appendAfter(
     base: RootBase,
-    row: {
-      eventId: string;
-      key: string | null;
-      text: string;
-      root: Uint8Array;
-      rootBytes?: Uint8Array | undefined;
-    },
+    row: AppendRow,
     action: "append" | "apply",
-  ): Promise<Uint8Array | undefined> {
+  ): Uint8Array | undefined | Promise<Uint8Array | undefined> {
+    const previous = base.digest;
+    // A read head before the first event names no digest: the journal knows its first link.
+    if (previous === undefined) {
+      return firstLink(this.executor).then((link) =>
+        this.#appendAfter({ ...base, digest: link }, row, action),
+      );
+    }
     const sequence = base.sequence + 1;
     const writtenAt = this.#context.clock();
-    // A read head before the first event names no digest: the journal knows its first link.
-    const previous = base.digest ?? (await firstLink(this.executor));
     const digest = eventDigest(this.#context.workspace.hash, previous, {
       sequence,
       eventId: row.eventId,
@@ -259,23 +262,51 @@ export class JournalWriter extends JournalReader {
       base.sequence === 0 ? previous : null,
       previous,
     ];
-    // One await on the way of every step: the failure rules are called only on a failure.
+    // An answer assumed is a server's (an optimistic transaction), whose statements never run now.
+    if (this.#scope.assumeAnswer()) return this.#send(APPEND_ASSUMED, params, digest, action, row);
+    let now: QueryResult | undefined;
     try {
-      if (this.#scope.assumeAnswer()) {
-        await this.executor.execute(APPEND_ASSUMED, params, LATER);
+      now = this.#scope.executeNow(APPEND_AFTER, params);
+    } catch (error) {
+      return this.#refused(error, action, row.key);
+    }
+    if (now === undefined) return this.#send(APPEND_AFTER, params, digest, action, row);
+    return now.changes === 1 ? digest : undefined;
+  }
+
+  /** `#appendAfter`'s statement through `execute`: where it cannot run now, or its answer is assumed. */
+  async #send(
+    sql: typeof APPEND_AFTER | typeof APPEND_ASSUMED,
+    params: SqlValue[],
+    digest: Uint8Array,
+    action: "append" | "apply",
+    row: AppendRow,
+  ): Promise<Uint8Array | undefined> {
+    try {
+      if (sql === APPEND_ASSUMED) {
+        await this.executor.execute(sql, params, LATER);
         return digest;
       }
-      const { changes } = await this.executor.execute(APPEND_AFTER, params);
+      const { changes } = await this.executor.execute(sql, params);
       return changes === 1 ? digest : undefined;
     } catch (error) {
-      let failure: unknown = error;
-      try {
-        await this.#failed(error, action, row.key);
-      } catch (refusal) {
-        failure = refusal;
-      }
-      return stale(failure);
+      return this.#refused(error, action, row.key);
     }
+  }
+
+  /** What a refused event means: undefined when its base was stale (nothing written), else the failure thrown. */
+  async #refused(
+    error: unknown,
+    action: "append" | "apply",
+    key: string | null,
+  ): Promise<undefined> {
+    let failure: unknown = error;
+    try {
+      await this.#failed(error, action, key);
+    } catch (refusal) {
+      failure = refusal;
+    }
+    return stale(failure);
   }
 
   /** The lifecycle's own refusal for an append (or an apply's event) on a run not running. */
@@ -319,6 +350,15 @@ export class JournalWriter extends JournalReader {
     }
     throw error;
   }
+}
+
+/** An event's own fields, as `#appendAfter` writes them after its base. */
+interface AppendRow {
+  readonly eventId: string;
+  readonly key: string | null;
+  readonly text: string;
+  readonly root: Uint8Array;
+  readonly rootBytes?: Uint8Array | undefined;
 }
 
 /** A keyed append's row refused by the key index: the key names an event already (#appendKeyed). */

@@ -14,8 +14,9 @@ export async function retryWhileBusy<T>(
   attempt: () => Promise<T>,
   deadlineMs: number,
   what: string,
+  /** When the wait began: now, or before a first attempt made without a promise. */
+  started = Date.now(),
 ): Promise<T> {
-  const started = Date.now();
   let pause = 2;
   for (;;) {
     try {

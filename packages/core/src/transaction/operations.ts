@@ -46,8 +46,11 @@ export class Operation<T> extends Promise<T> {
   /** Resolved or rejected already: by its own outcome, or abandoned. */
   #handed = false;
 
-  /** `work`: the operation's own promise. The operation joins `outstanding` until it is consumed and finished. */
-  constructor(work: Promise<T>, outstanding: Outstanding) {
+  /**
+   * `work`: the operation's own promise, or its value when it is done
+   * already. The operation joins `outstanding` until it is consumed and finished.
+   */
+  constructor(work: T | Promise<T>, outstanding: Outstanding) {
     let resolve!: (value: T) => void;
     let reject!: (reason: unknown) => void;
     super((yes, no) => {
@@ -58,6 +61,10 @@ export class Operation<T> extends Promise<T> {
     this.#reject = reject;
     this.#outstanding = outstanding;
     outstanding.add(this);
+    if (!(work instanceof Promise)) {
+      this.#finish(true, work);
+      return;
+    }
     work.then(
       (value) => this.#finish(true, value),
       (error: unknown) => this.#finish(false, error),

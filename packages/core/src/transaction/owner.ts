@@ -84,17 +84,43 @@ async function runOptimistic<T>(
   return runOnce(entry, fn, busyDeadlineMs, undefined);
 }
 
-async function runOnce<T>(
+/**
+ * BEGIN IMMEDIATE, retried while another connection holds the lock, then the
+ * transaction. Where the driver begins now (`beginNow`), the first attempt
+ * makes no promise: a step's common case, the lock free.
+ */
+function runOnce<T>(
   entry: TransactionHost,
   fn: (tx: WriteScope) => Promise<T>,
   busyDeadlineMs: number,
   optimism: Optimism | undefined,
 ): Promise<T> {
-  const transaction = await retryWhileBusy(
-    () => entry.connection.begin("immediate"),
+  const { connection } = entry;
+  const started = Date.now();
+  if (connection.beginNow !== undefined) {
+    try {
+      // runBegun is async: only beginNow's own failure is caught here.
+      return runBegun(entry, connection.beginNow("immediate"), fn, optimism);
+    } catch (error) {
+      if (!isRunledgerError(error, "busy")) return Promise.reject(error);
+      // SQLite's busy handler gave up: the rest of the deadline is waited out the ordinary way.
+    }
+  }
+  return retryWhileBusy(
+    () => connection.begin("immediate"),
     busyDeadlineMs,
     `cannot start a write transaction on ${entry.location}`,
-  );
+    started,
+  ).then((begun) => runBegun(entry, begun, fn, optimism));
+}
+
+/** The transaction begun: fn(tx), then COMMIT; any throw, ROLLBACK (see runWriteTransaction). */
+async function runBegun<T>(
+  entry: TransactionHost,
+  transaction: DriverTransaction,
+  fn: (tx: WriteScope) => Promise<T>,
+  optimism: Optimism | undefined,
+): Promise<T> {
   const state: TransactionState = optimism === undefined ? {} : { optimism };
   const savepoints = new Savepoints(
     transaction,
@@ -127,7 +153,8 @@ async function runOnce<T>(
     if (scope.hasEscapedWork) throw escaped("transaction");
     endScope(scope);
     try {
-      await transaction.commit();
+      if (transaction.commitNow !== undefined) transaction.commitNow();
+      else await transaction.commit();
     } catch (failure) {
       const thrown = commitFailure(failure, entry.location);
       // Refused, not lost: the server answered with its own error, and kept nothing.

@@ -136,10 +136,11 @@ abstract class Scope implements Executor {
    * Hands out `work`, started in this scope, as an operation of it: the
    * scope's callback must await it before returning. Work
    * started after the callback ended is not tracked; it fails on its own
-   * (`transaction_closed`).
+   * (`transaction_closed`). Work done already (a step's apply run now) is
+   * its value: the operation holds it, as it holds a settled promise's.
    */
-  track<T>(work: Promise<T>): Promise<T> {
-    if (this.ended) return work;
+  track<T>(work: T | Promise<T>): Promise<T> {
+    if (this.ended) return work instanceof Promise ? work : Promise.resolve(work);
     this.#outstanding ??= new Set();
     return new Operation(work, this.#outstanding);
   }
@@ -175,6 +176,41 @@ abstract class Scope implements Executor {
       if (result.changes > 0) this.wroteUnguarded = true;
       return result;
     });
+  }
+
+  /**
+   * Whether `executeNow` runs a statement here now: the driver's statements
+   * are synchronous (`DriverTransaction.executeNow`), and this scope takes
+   * work outside any savepoint of its own that is not yet open. Core's hot
+   * path asks before it takes the way without promises; where this is false
+   * it takes the ordinary one, which also says why a scope refuses work.
+   * @internal
+   */
+  get runsNow(): boolean {
+    return (
+      this.executor.executeNow !== undefined &&
+      this.state.doomed === undefined &&
+      this.unopened === undefined &&
+      !this.#openChild &&
+      !this.ended
+    );
+  }
+
+  /**
+   * One of core's own statements, run before this returns where `runsNow`
+   * (else undefined, nothing run): its answer, or its failure thrown as
+   * `execute` would reject with it. Not tracked: it runs under a run API
+   * call, whose operation covers it.
+   * @internal
+   */
+  executeNow(sql: string, params: readonly SqlValue[]): QueryResult | undefined {
+    const now = this.executor.executeNow;
+    if (now === undefined || !this.runsNow) return undefined;
+    try {
+      return now.call(this.executor, sql, params);
+    } catch (error) {
+      throw this.#failed(error);
+    }
   }
 
   /** One call to the driver, counted while it runs; its failure as `#failed` makes it. */

@@ -8,7 +8,9 @@
  * files held in a small root: a workflow's step) needs none, since SQLite
  * undoes a failed statement whole. That apply is also built without the
  * tree walk, on the lease's guess (held-edit.ts); any other, and one whose
- * guess the journal refuses, takes the general edit.
+ * guess the journal refuses, takes the general edit. Where the driver
+ * answers its calls now (`WriteScope.runsNow`), that one statement is run
+ * before `apply` returns, with no savepoint and no promise (`publishHeldNow`).
  */
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import type { HashFunctions } from "../port/hash.js";
@@ -128,18 +130,86 @@ interface ToStore {
   readonly rows: readonly ObjectRow[];
 }
 
-/** Applies `changes` in a savepoint of `scope`, publishing the new root through `journal`. */
-export async function applyChanges(
+/**
+ * Applies `changes` in a savepoint of `scope`, publishing the new root through
+ * `journal`. A step's apply on a synchronous driver is answered now, with no
+ * promise (see `publishHeldNow`); every other, with a promise.
+ */
+export function applyChanges(
   scope: WriteScope,
   workspace: WorkspaceContext,
   journal: RootJournal,
   changes: ApplyChanges,
   options: ApplyOptions,
+): ApplyResult | Promise<ApplyResult> {
+  let planned: PlannedApply;
+  let now: ApplyResult | typeof STALE | Promise<ApplyResult | typeof STALE> | undefined;
+  try {
+    planned = planApply(changes, options, journal);
+    now = scope.runsNow ? publishHeldNow(scope, workspace, journal, planned) : undefined;
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  if (now === undefined) return applyInSavepoint(scope, workspace, journal, planned, true);
+  if (now === STALE) return applyInSavepoint(scope, workspace, journal, planned, false);
+  if (!(now instanceof Promise)) return now;
+  return now.then((published) =>
+    published === STALE ? applyInSavepoint(scope, workspace, journal, planned, false) : published,
+  );
+}
+
+/** The held root's event refused as stale: nothing was written, and the apply builds on the head. */
+const STALE = Symbol("stale");
+
+/**
+ * A step's apply where the scope's statements run now (`WriteScope.runsNow`):
+ * its root held whole in its event, built on the lease's guess, published by
+ * that one statement, run before this returns. One statement needs no
+ * savepoint (SQLite undoes a failed statement whole), so none is opened and
+ * no promise made. Undefined where the apply is not of that shape or the
+ * guess's root is not at hand; STALE when the guess was (nothing written); a
+ * promise where the event was refused, settling as the ordinary way's
+ * publish does.
+ */
+function publishHeldNow(
+  scope: WriteScope,
+  workspace: WorkspaceContext,
+  journal: RootJournal,
+  planned: PlannedApply,
+): ApplyResult | typeof STALE | Promise<ApplyResult | typeof STALE> | undefined {
+  const publisher = journal.at(scope);
+  const held = heldRoot(workspace, publisher, planned);
+  if (held === undefined) return undefined;
+  const published = publisher.publish(
+    planned.event,
+    held.guess,
+    held.top.id,
+    held.top.bytes,
+    planned.key,
+  );
+  const kept = (result: ApplyResult | undefined): ApplyResult | typeof STALE => {
+    if (result === undefined) return STALE;
+    workspace.nodes.replace([held.top]);
+    return { rootId: result.rootId, sequence: result.sequence };
+  };
+  return published instanceof Promise ? published.then(kept) : kept(published);
+}
+
+/**
+ * The ordinary way: the apply in a savepoint opened on demand. `tryHeld`:
+ * whether a held root built on the guess is tried first (not when
+ * `publishHeldNow` found that guess stale).
+ */
+function applyInSavepoint(
+  scope: WriteScope,
+  workspace: WorkspaceContext,
+  journal: RootJournal,
+  planned: PlannedApply,
+  tryHeld: boolean,
 ): Promise<ApplyResult> {
-  const planned = planApply(changes, options, journal);
   return scope.savepointOnDemand(async (tx) => {
     const publisher = journal.at(tx);
-    const held = heldRoot(workspace, publisher, planned);
+    const held = tryHeld ? heldRoot(workspace, publisher, planned) : undefined;
     if (held !== undefined) {
       const { event, key } = planned;
       const result = await publisher.publish(event, held.guess, held.top.id, held.top.bytes, key);
@@ -153,10 +223,10 @@ export async function applyChanges(
     const files: ObjectRow[] = [];
     const edits = await prepareEdits(tx, workspace, planned, files);
     // A held root refused was built on the guess: the general edit builds on the head at once.
+    const guessed = held === undefined && tryHeld;
     const published =
-      (held === undefined
-        ? await publishOnGuess(tx, workspace, publisher, edits, files)
-        : undefined) ?? (await publishOnHead(tx, workspace, publisher, edits, files));
+      (guessed ? await publishOnGuess(tx, workspace, publisher, edits, files) : undefined) ??
+      (await publishOnHead(tx, workspace, publisher, edits, files));
     return storeBuilt(tx, workspace, published);
   });
 }

@@ -65,7 +65,9 @@ export interface RootPublisher {
   /**
    * Appends the event after `base` at `root`, holding `rootBytes` (the root's
    * bytes, when small enough to be held); undefined, with nothing written,
-   * when `base` is no longer the newest event.
+   * when `base` is no longer the newest event. Answered now, without a
+   * promise, where the event's statement ran now (`WriteScope.runsNow`) and
+   * was not refused; a failure may then be thrown rather than rejected.
    */
   publish(
     text: string,
@@ -73,7 +75,7 @@ export interface RootPublisher {
     root: Uint8Array,
     rootBytes?: Uint8Array,
     key?: string,
-  ): Promise<ApplyResult | undefined>;
+  ): ApplyResult | undefined | Promise<ApplyResult | undefined>;
 }
 
 /** The journal a workspace writer is given by its run. */
