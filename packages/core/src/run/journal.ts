@@ -263,31 +263,34 @@ export class JournalWriter extends JournalReader {
       previous,
     ];
     // An answer assumed is a server's (an optimistic transaction), whose statements never run now.
-    if (this.#scope.assumeAnswer()) return this.#send(APPEND_ASSUMED, params, digest, action, row);
+    if (this.#scope.assumeAnswer()) return this.#send(true, params, digest, action, row);
     let now: QueryResult | undefined;
     try {
       now = this.#scope.executeNow(APPEND_AFTER, params);
     } catch (error) {
       return this.#refused(error, action, row.key);
     }
-    if (now === undefined) return this.#send(APPEND_AFTER, params, digest, action, row);
+    if (now === undefined) return this.#send(false, params, digest, action, row);
     return now.changes === 1 ? digest : undefined;
   }
 
-  /** `#appendAfter`'s statement through `execute`: where it cannot run now, or its answer is assumed. */
+  /**
+   * `#appendAfter`'s statement through `execute`: where it cannot run now,
+   * or with its answer assumed (`APPEND_ASSUMED`, sent with what follows it).
+   */
   async #send(
-    sql: typeof APPEND_AFTER | typeof APPEND_ASSUMED,
+    assumed: boolean,
     params: SqlValue[],
     digest: Uint8Array,
     action: "append" | "apply",
     row: AppendRow,
   ): Promise<Uint8Array | undefined> {
     try {
-      if (sql === APPEND_ASSUMED) {
-        await this.executor.execute(sql, params, LATER);
+      if (assumed) {
+        await this.executor.execute(APPEND_ASSUMED, params, LATER);
         return digest;
       }
-      const { changes } = await this.executor.execute(sql, params);
+      const { changes } = await this.executor.execute(APPEND_AFTER, params);
       return changes === 1 ? digest : undefined;
     } catch (error) {
       return this.#refused(error, action, row.key);
