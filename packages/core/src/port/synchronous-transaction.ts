@@ -104,10 +104,7 @@ class SynchronousTransaction implements DriverTransaction {
   }
 
   execute(sql: string, params: readonly SqlValue[] = []): Promise<QueryResult> {
-    return this.#session.settle(() => {
-      this.#checkOpen();
-      return this.#session.run(sql, params);
-    });
+    return this.#session.settle(() => this.#runNow(sql, params));
   }
 
   executeScript(sql: string): Promise<void> {
