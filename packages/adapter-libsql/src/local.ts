@@ -60,6 +60,15 @@ interface Statement {
   all(params: unknown[]): Record<string, unknown>[];
 }
 
+/**
+ * A statement as the cache keeps it: whether it reads is asked once, when it
+ * is prepared — libSQL's `reader` asks the engine on every read of it.
+ */
+interface Prepared {
+  readonly statement: Statement;
+  readonly reader: boolean;
+}
+
 /** What this module uses of the engine's database handle. */
 export interface LocalHandle {
   readonly inTransaction: boolean;
@@ -104,11 +113,18 @@ export class LocalConnection implements DriverConnection, SynchronousSession {
   readonly #transactions = new SynchronousTransactions(this);
   /** SQLite's busy handler waits for a lock: BEGIN and a transaction's statements may run now. */
   readonly runsNow = true;
-  /** COMMIT goes through `settle`: it takes the event loop's turn its statements made due (finalizers.ts). */
-  readonly commitsNow = false;
+  /**
+   * COMMIT runs now while no event-loop turn is due (finalizers.ts), read as
+   * each transaction begins: a turn that falls due during a transaction is
+   * taken by the next call that settles — at the latest the next
+   * transaction's COMMIT, which then goes through `settle`.
+   */
+  get commitsNow(): boolean {
+    return this.#turn === undefined;
+  }
   readonly beginNow = (mode: BeginMode): DriverTransaction => this.#transactions.beginNow(mode);
   #db: LocalHandle;
-  #cache: StatementCache<Statement>;
+  #cache: StatementCache<Prepared>;
   #synchronous: ConnectionSettings["synchronous"];
   /** A statement failed busy and is still active on this handle: replace it before the next call. */
   #renewDue = false;
@@ -152,11 +168,11 @@ export class LocalConnection implements DriverConnection, SynchronousSession {
       this.script(sql);
       return { rows: [], changes: 0, lastInsertRowid: undefined };
     }
-    const statement = this.#cache.get(sql);
+    const { statement, reader } = this.#cache.get(sql);
     if (params.length > 0) this.#due(finalizerTurns.afterBinding(params));
     try {
       const args = toDriverParams(params);
-      if (statement.reader) {
+      if (reader) {
         const rows = statement.all(args);
         for (const row of rows) normalizeRow(row);
         return { rows: rows as QueryResult["rows"], changes: 0, lastInsertRowid: undefined };
@@ -249,16 +265,17 @@ export class LocalConnection implements DriverConnection, SynchronousSession {
     if (turn !== undefined) await turn;
   }
 
-  #newCache(db: LocalHandle): StatementCache<Statement> {
+  #newCache(db: LocalHandle): StatementCache<Prepared> {
     return new StatementCache(CACHE_SIZE, (sql) => {
-      let statement: Statement;
+      let prepared: Prepared;
       try {
-        statement = db.prepare(sql);
+        const statement = db.prepare(sql);
+        prepared = { statement, reader: statement.reader };
       } catch (error) {
         throw translate(error, "statement failed");
       }
       this.#due(finalizerTurns.afterStatement());
-      return statement;
+      return prepared;
     });
   }
 
@@ -266,7 +283,7 @@ export class LocalConnection implements DriverConnection, SynchronousSession {
   #rowid(reported: number | bigint): number | bigint {
     if (typeof reported === "bigint") return normalizeInteger(reported);
     if (reported <= MAX_SAFE && reported >= -MAX_SAFE) return reported;
-    const row = this.#cache.get("SELECT last_insert_rowid() AS id").all([])[0];
+    const row = this.#cache.get("SELECT last_insert_rowid() AS id").statement.all([])[0];
     return normalizeInteger(row?.id as bigint);
   }
 

@@ -87,6 +87,38 @@ describe("adapter-libsql lets statement finalizers run", () => {
     }
   });
 
+  it("commits now while no turn is due; the transaction a turn falls due in commits now, and the next one's COMMIT takes the turn", async () => {
+    const connection = await openConnection();
+    try {
+      await resetCount(connection);
+      const beginNow = connection.beginNow;
+      if (beginNow === undefined) throw new Error("a local connection begins now");
+      let turned = false;
+      setImmediate(() => {
+        turned = true;
+      });
+      // As core runs a step: begun and written now, committed now where offered.
+      // Each transaction prepares one statement, so the STATEMENTS_PER_TURN-th makes a turn due.
+      let transactions = 0;
+      let committedNow = 0;
+      while (!turned && transactions < 2 * STATEMENTS_PER_TURN) {
+        const transaction = beginNow("immediate");
+        transactions++;
+        transaction.executeNow?.(distinct(), []);
+        if (transaction.commitNow === undefined) await transaction.commit();
+        else {
+          transaction.commitNow();
+          committedNow++;
+        }
+      }
+      expect(turned).toBe(true);
+      expect(transactions).toBe(STATEMENTS_PER_TURN + 1);
+      expect(committedNow).toBe(STATEMENTS_PER_TURN);
+    } finally {
+      await connection.close();
+    }
+  });
+
   it("does not turn it for a handful of statements", async () => {
     const connection = await openConnection();
     try {

@@ -114,8 +114,9 @@ describe("nodeCryptoHash (node:crypto as an adapter hands it over)", () => {
         calls.createHash++;
         return crypto.createHash(algorithm);
       },
-      hash: (algorithm: "sha256", data: Uint8Array, encoding: "buffer") => {
+      hash: (algorithm: "sha256", data: Uint8Array, encoding: "binary") => {
         calls.hash++;
+        expect(encoding).toBe("binary");
         return crypto.hash(algorithm, data, encoding);
       },
     };
@@ -124,6 +125,20 @@ describe("nodeCryptoHash (node:crypto as an adapter hands it over)", () => {
     expect(toHex(hash.sha256(utf8("abc")))).toBe(ABC);
     expect(toHex(hash.createSha256().update(utf8("abc")).digest())).toBe(ABC);
     expect(calls).toStrictEqual({ hash: 1, createHash: 1 });
+  });
+
+  it("reads a one-shot digest given as a binary string into exactly its 32 bytes, as a plain array", () => {
+    const hash = nodeCryptoHash(crypto);
+    // Digests with bytes above 0x7f, where a text encoding other than latin1 would change them.
+    for (const input of ["abc", "", TWO_BLOCKS_INPUT, "\u00ff\u0000\u20ac", "x".repeat(1000)]) {
+      const digest = hash.sha256(utf8(input));
+      expect(Object.getPrototypeOf(digest)).toBe(Uint8Array.prototype);
+      expect(digest.byteLength).toBe(32);
+      expect(toHex(digest), JSON.stringify(input)).toBe(
+        createHash("sha256").update(input).digest("hex"),
+      );
+    }
+    expect(toHex(hash.sha256(utf8("abc")))).toBe(ABC);
   });
 
   it("hashes whole inputs through createHash on a runtime without crypto.hash", () => {

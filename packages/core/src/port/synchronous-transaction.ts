@@ -39,11 +39,14 @@ export interface SynchronousSession {
    */
   readonly runsNow: boolean;
   /**
-   * True where COMMIT may run without `settle` too: nothing is owed between
-   * calls (adapter-node); its transactions then offer `commitNow`. False
-   * where `settle` lets the event loop turn when a call made a turn due
-   * (adapter-libsql's local files, for libSQL's finalizers): each
-   * transaction's COMMIT takes the turn its statements made due.
+   * True where COMMIT may run without `settle` too: its transactions then
+   * offer `commitNow`. Read as each transaction begins, so it may change
+   * between transactions: always true where nothing is owed between calls
+   * (adapter-node); on adapter-libsql's local files, true while no event-loop
+   * turn is due (for libSQL's finalizers) — a turn that falls due during a
+   * transaction committed now is taken by the next call that settles, at the
+   * latest the next transaction's COMMIT. False where `settle` does more
+   * than run the call.
    */
   readonly commitsNow: boolean;
 }
