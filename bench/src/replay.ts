@@ -142,6 +142,8 @@ export interface ReplayOptions {
    * closing, as adapter-libsql's close does; its caller lets the loop turn.
    */
   readonly closesLate?: boolean;
+  /** Called before each write transaction is replayed (each BEGIN IMMEDIATE): work done beside the statements. */
+  readonly beforeWrite?: () => void;
 }
 
 /**
@@ -153,12 +155,12 @@ export interface ReplayOptions {
 export function replay(
   file: string,
   calls: readonly Recorded[],
-  { created, engine = Database, closesLate = false }: ReplayOptions = {},
+  { created, engine = Database, closesLate = false, beforeWrite }: ReplayOptions = {},
 ): void {
   if (created !== undefined) createWhole(file, created);
   const db = openReplay(file, undefined, engine);
   try {
-    const run = replayer(db);
+    const run = replayer(db, beforeWrite);
     for (const call of calls) run(call);
     if (closesLate) db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   } finally {
@@ -322,13 +324,14 @@ function openReplay(
   return db;
 }
 
-function replayer(db: Database.Database): (call: Recorded) => void {
+function replayer(db: Database.Database, beforeWrite?: () => void): (call: Recorded) => void {
   const statements = new Map<string, Database.Statement>();
   return (call) => {
     if (call.kind === "script") {
       db.exec(call.sql);
       return;
     }
+    if (beforeWrite !== undefined && call.sql === BEGIN.immediate) beforeWrite();
     let statement = statements.get(call.sql);
     if (statement === undefined) {
       statement = db.prepare(call.sql);

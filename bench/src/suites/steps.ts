@@ -61,6 +61,7 @@ import {
   trackPeakRss,
 } from "../harness.js";
 import { type Layout, layoutOf } from "../layout.js";
+import { leastWork } from "../least-work.js";
 import { addMastraStep, type MastraSnapshot, newMastraSnapshot } from "../mastra.js";
 import {
   countWal,
@@ -230,7 +231,8 @@ const libsqlEngine = LibsqlDatabase as unknown as Engine;
  */
 function rawReplay(
   driver: () => Driver,
-  replaying: Omit<ReplayOptions, "created"> = {},
+  replaying: Omit<ReplayOptions, "created" | "beforeWrite"> = {},
+  withLeastWork = false,
 ): RunnerFactory {
   return async (dir, scenario) => {
     const scratch = `${dir}-recording`;
@@ -253,10 +255,15 @@ function rawReplay(
       durability: "WAL, synchronous=NORMAL (the recorded PRAGMAs, replayed)",
       async step() {},
       async endRun(run) {
+        const work = withLeastWork ? leastWorkOfRun(run) : undefined;
         replay(join(dir, `run-${run}.db`), recording.connections[run] ?? [], {
           created: recording.staged[run],
           ...replaying,
+          ...(work === undefined ? {} : { beforeWrite: work.step }),
         });
+        if (work !== undefined && work.steps() < scenario.steps) {
+          throw new Error(`the least work ran ${work.steps()} times for ${scenario.steps} steps`);
+        }
         // A handle that closes late is freed when the event loop turns;
         // adapter-libsql lets it turn every 256 statements, about once a run
         // of 50 steps (finalizers.ts).
@@ -264,6 +271,25 @@ function rawReplay(
       },
       async close() {},
     };
+  };
+}
+
+/**
+ * Before each write transaction of a replayed run, the work a fixed step of
+ * runledger's format cannot skip (../least-work.ts) on that step's output, as
+ * the runledger contenders' steps encode it. A run's first transactions (its
+ * opening) count as steps too: a handful among thousands.
+ */
+function leastWorkOfRun(run: number): { step: () => void; steps: () => number } {
+  const work = leastWork();
+  const encoder = new TextEncoder();
+  let step = 0;
+  return {
+    step: () => {
+      work.step(encoder.encode(output(run, step)), step);
+      step++;
+    },
+    steps: () => step,
   };
 }
 
@@ -430,6 +456,12 @@ const CONTENDERS: Readonly<Record<string, StepContender>> = {
     label: "raw better-sqlite3, runledger's statements",
     factory: rawReplay(() => nodeDriver()),
     workloads: ["fixed", "growing"],
+    filePerRun: true,
+  },
+  "replay-least-work": {
+    label: "raw better-sqlite3, runledger's statements + the work its format needs",
+    factory: rawReplay(() => nodeDriver(), {}, true),
+    workloads: ["fixed"],
     filePerRun: true,
   },
   "raw-replay-libsql": {
@@ -1106,6 +1138,7 @@ export const stepsSuite: Suite = {
         "history step: runledger puts history.jsonl (5,000 earlier messages ≈ 1.5 MB at the start, +1 line per step) with its event; LangGraph puts a checkpoint whose history channel holds the same text + putWrites of the new line only",
         "raw replay: the scenario run once through adapter-node with every statement recorded (untimed), then each run's statements replayed through better-sqlite3 directly (prepared once, synchronous; the run created whole, as adapter-node creates it): the same rows with no core above SQLite; replayed at the end of each run, so its RSS samples mean nothing",
         "raw libsql replay: the same, the scenario recorded through adapter-libsql and replayed through libsql's own synchronous API (the engine under @libsql/client; the run created in place and its WAL folded in before the close, as adapter-libsql does): adapter-libsql's floor",
+        "replay + least work: the raw replay, with before each step's transaction the JavaScript a step of runledger's v1 format cannot skip, done by hand (bench/src/least-work.ts: the output encoded, its SHA-256, two one-entry nodes built and hashed, the event's id, JSON text and chained SHA-256): the floor of any implementation of the format on this machine",
         "one-row floor: better-sqlite3 writing the step's event and output (growing: the new message) as one row per BEGIN IMMEDIATE … COMMIT (prepared once, one file): the least any store giving each step its own transaction can write, so its 'vs LangGraph' is the ceiling of every implementation's on this machine",
         "runledger writes one file per run (size = all of them); LangGraph and Mastra one file per contender; runledger's timing includes creating each run (store.open with create) and releasing it",
         `each run in a process of its own (peak RSS is that run's); one discarded round, then the contenders interleaved over ${runs} runs; a scenario whose step cost grows with the run for that contender (LangGraph growing above 1,000 steps, Mastra above 1,000) is timed once, without the discarded round; a warm scenario's process first runs as many untimed steps of another run (a file of its own, removed before timing, its RSS in the peak) — what a long-running engine's next run sees — and leaves out a contender whose step cost grows with its run (Mastra)`,
