@@ -28,7 +28,7 @@ export function toJsonText(value: unknown, what: string, requireObject = false):
     throw new RunledgerError("invalid_json", `${what} must be a plain JSON object`);
   }
   const path: (string | number)[] = [];
-  const problem = check(value, path, new Set());
+  const problem = check(value, path, []);
   if (problem !== undefined)
     throw new RunledgerError("invalid_json", `${describe(what, path)} ${problem}`);
   return JSON.stringify(value);
@@ -37,21 +37,23 @@ export function toJsonText(value: unknown, what: string, requireObject = false):
 /**
  * Why `value` is not JSON exactly, or undefined when it is. `path` is left
  * pointing at the offending value; it is only turned into text on failure,
- * so a valid record costs no string building.
+ * so a valid record costs no string building. `ancestors`: the objects and
+ * arrays `value` is inside — meeting one of them again is a cycle (an array,
+ * not a set: it is as deep as `path`, and a record is a few levels deep).
  */
-function check(value: unknown, path: (string | number)[], seen: Set<object>): string | undefined {
+function check(value: unknown, path: (string | number)[], ancestors: object[]): string | undefined {
   if (path.length > MAX_DEPTH) return `nests deeper than ${MAX_DEPTH} levels`;
   if (value === null || typeof value === "string" || typeof value === "boolean") return undefined;
   if (typeof value === "number") {
     return Number.isFinite(value) ? undefined : `is ${value}, which JSON cannot hold`;
   }
   if (typeof value !== "object") return `is a ${typeof value}, which JSON cannot hold`;
-  if (seen.has(value)) return "refers to itself";
-  seen.add(value);
+  if (ancestors.includes(value)) return "refers to itself";
+  ancestors.push(value);
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       path.push(i);
-      const problem = check(value[i], path, seen);
+      const problem = check(value[i], path, ancestors);
       if (problem !== undefined) return problem;
       path.pop();
     }
@@ -59,14 +61,14 @@ function check(value: unknown, path: (string | number)[], seen: Set<object>): st
     for (const key in value) {
       if (!Object.hasOwn(value, key)) continue;
       path.push(key);
-      const problem = check(value[key], path, seen);
+      const problem = check(value[key], path, ancestors);
       if (problem !== undefined) return problem;
       path.pop();
     }
   } else {
     return "is a class instance; use plain objects";
   }
-  seen.delete(value);
+  ancestors.pop();
   return undefined;
 }
 

@@ -24,6 +24,13 @@ const GET = `${SELECT_EVENT} WHERE idempotency_key = ?`;
 const READ_OPTIONS = ["after", "before", "order", "keyPrefix"] as const;
 
 /**
+ * LIST statements built so far, by order and prefix shape (at most six): the
+ * same text for every reader, so kept once for all — a journal writer (a
+ * reader too) is made for every step's apply.
+ */
+const LISTS = new Map<string, string>();
+
+/**
  * Reads of the journal: by key, or a range in sequence order, oldest or
  * newest first. Each call that answers a promise is an operation of the
  * snapshot or transaction that handed out this reader: its callback must
@@ -32,8 +39,6 @@ const READ_OPTIONS = ["after", "before", "order", "keyPrefix"] as const;
 export class JournalReader {
   /** @internal */
   protected readonly executor: CallbackScope;
-  /** LIST statements built so far, by order and prefix shape (at most six). */
-  readonly #lists = new Map<string, string>();
 
   constructor(scope: CallbackScope) {
     this.executor = scope;
@@ -122,11 +127,11 @@ export class JournalReader {
       }
     }
     const shape = `${range.order}:${prefix?.params.length ?? 0}`;
-    let sql = this.#lists.get(shape);
+    let sql = LISTS.get(shape);
     if (sql === undefined) {
       const where = ["sequence > ?", "sequence < ?", ...(prefix === undefined ? [] : [prefix.sql])];
       sql = `${SELECT_EVENT} WHERE ${where.join(" AND ")} ORDER BY sequence ${range.order.toUpperCase()} LIMIT ?`;
-      this.#lists.set(shape, sql);
+      LISTS.set(shape, sql);
     }
     const params = [range.after, range.before, ...(prefix?.params ?? []), limit];
     return (await this.executor.execute(sql, params)).rows;

@@ -25,6 +25,11 @@ export class NodeCache {
   /** The keys of the nodes kept with their bytes, longest kept first, and those bytes' length. */
   readonly #withBytes = new Map<string, number>();
   #bytes = 0;
+  /**
+   * The key last added to `#nodes` (by `set`, or moved there by `get`): the
+   * last in its order while it is still there.
+   */
+  #newest: string | undefined;
 
   constructor(limit = 8192, bytesKept = NodeCache.BYTES_KEPT) {
     this.#limit = limit;
@@ -33,9 +38,11 @@ export class NodeCache {
 
   get(key: string): DirectoryNode | undefined {
     const node = this.#nodes.get(key);
-    if (node !== undefined) {
+    // The newest is kept longest already: a step reads the root the one before it kept.
+    if (node !== undefined && key !== this.#newest) {
       this.#nodes.delete(key);
       this.#nodes.set(key, node);
+      this.#newest = key;
     }
     return node;
   }
@@ -44,7 +51,10 @@ export class NodeCache {
     // The node it replaced is not kept, or each version would keep the one before alive.
     const kept = node.base === undefined ? node : withoutBase(node);
     this.#forgetBytes(key);
+    const before = this.#nodes.size;
     this.#nodes.set(key, kept);
+    // A key new to the map goes last; one already there keeps its place.
+    if (this.#nodes.size > before) this.#newest = key;
     if (kept.bytes !== undefined) {
       this.#withBytes.set(key, kept.bytes.length);
       this.#bytes += kept.bytes.length;
