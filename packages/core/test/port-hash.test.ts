@@ -124,6 +124,28 @@ describe("nodeCryptoHash (node:crypto as an adapter hands it over)", () => {
     expect(hash.name).toBe("node:crypto");
     expect(toHex(hash.sha256(utf8("abc")))).toBe(ABC);
     expect(toHex(hash.createSha256().update(utf8("abc")).digest())).toBe(ABC);
+    expect(calls, "crypto.hash: the known answer, then the input").toStrictEqual({
+      hash: 2,
+      createHash: 1,
+    });
+  });
+
+  it("hashes through createHash where crypto.hash's binary string is not a byte a character", () => {
+    const calls = { hash: 0, createHash: 0 };
+    const utf8Strings = {
+      createHash: (algorithm: "sha256") => {
+        calls.createHash++;
+        return crypto.createHash(algorithm);
+      },
+      // Another runtime's mistake: the digest's bytes read as UTF-8.
+      hash: (algorithm: "sha256", data: Uint8Array) => {
+        calls.hash++;
+        return crypto.hash(algorithm, data, "buffer").toString("utf8");
+      },
+    };
+    const hash = nodeCryptoHash(utf8Strings);
+    expect(calls.hash, "asked once, for the known answer").toBe(1);
+    expect(toHex(hash.sha256(utf8(TWO_BLOCKS_INPUT)))).toBe(TWO_BLOCKS);
     expect(calls).toStrictEqual({ hash: 1, createHash: 1 });
   });
 
