@@ -1,7 +1,14 @@
 import crypto, { createHash, hash as oneShot } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { fromHex, toHex } from "../src/port/bytes.js";
-import { createSha256, nodeCryptoHash, runtimeHash, sha256, sha256Hex } from "../src/port/hash.js";
+import { fromHex, HEX_PAIRS, toHex } from "../src/port/bytes.js";
+import {
+  createSha256,
+  type NodeCrypto,
+  nodeCryptoHash,
+  runtimeHash,
+  sha256,
+  sha256Hex,
+} from "../src/port/hash.js";
 import { utf8 } from "../src/port/text.js";
 
 // FIPS 180-2 test vectors.
@@ -107,20 +114,31 @@ describe("runtimeHash (an adapter's native SHA-256)", () => {
 });
 
 describe("nodeCryptoHash (node:crypto as an adapter hands it over)", () => {
-  it("hashes whole inputs with crypto.hash where it exists, and streams with createHash", () => {
+  /** node:crypto with its calls counted; `hash`, its one-shot hash (none: an older runtime). */
+  const counted = (hash?: (data: Uint8Array, encoding: "binary") => string) => {
     const calls = { hash: 0, createHash: 0 };
-    const counted = {
-      createHash: (algorithm: "sha256") => {
+    const node: NodeCrypto = {
+      createHash: (algorithm) => {
         calls.createHash++;
         return crypto.createHash(algorithm);
       },
-      hash: (algorithm: "sha256", data: Uint8Array, encoding: "binary") => {
-        calls.hash++;
-        expect(encoding).toBe("binary");
-        return crypto.hash(algorithm, data, encoding);
-      },
+      ...(hash === undefined
+        ? {}
+        : {
+            hash: (_algorithm: "sha256", data: Uint8Array, encoding: "binary") => {
+              calls.hash++;
+              return hash(data, encoding);
+            },
+          }),
     };
-    const hash = nodeCryptoHash(counted);
+    return { calls, hash: nodeCryptoHash(node) };
+  };
+
+  it("hashes whole inputs with crypto.hash where it exists, and streams with createHash", () => {
+    const { calls, hash } = counted((data, encoding) => {
+      expect(encoding).toBe("binary");
+      return crypto.hash("sha256", data, encoding);
+    });
     expect(hash.name).toBe("node:crypto");
     expect(toHex(hash.sha256(utf8("abc")))).toBe(ABC);
     expect(toHex(hash.createSha256().update(utf8("abc")).digest())).toBe(ABC);
@@ -131,19 +149,10 @@ describe("nodeCryptoHash (node:crypto as an adapter hands it over)", () => {
   });
 
   it("hashes through createHash where crypto.hash's binary string is not a byte a character", () => {
-    const calls = { hash: 0, createHash: 0 };
-    const utf8Strings = {
-      createHash: (algorithm: "sha256") => {
-        calls.createHash++;
-        return crypto.createHash(algorithm);
-      },
-      // Another runtime's mistake: the digest's bytes read as UTF-8.
-      hash: (algorithm: "sha256", data: Uint8Array) => {
-        calls.hash++;
-        return crypto.hash(algorithm, data, "buffer").toString("utf8");
-      },
-    };
-    const hash = nodeCryptoHash(utf8Strings);
+    // Another runtime's mistake: the digest's bytes read as UTF-8.
+    const { calls, hash } = counted((data) =>
+      crypto.hash("sha256", data, "buffer").toString("utf8"),
+    );
     expect(calls.hash, "asked once, for the known answer").toBe(1);
     expect(toHex(hash.sha256(utf8(TWO_BLOCKS_INPUT)))).toBe(TWO_BLOCKS);
     expect(calls).toStrictEqual({ hash: 1, createHash: 1 });
@@ -164,17 +173,11 @@ describe("nodeCryptoHash (node:crypto as an adapter hands it over)", () => {
   });
 
   it("hashes whole inputs through createHash on a runtime without crypto.hash", () => {
-    let created = 0;
-    const older = {
-      createHash: (algorithm: "sha256") => {
-        created++;
-        return crypto.createHash(algorithm);
-      },
-    };
-    const digest = nodeCryptoHash(older).sha256(utf8(TWO_BLOCKS_INPUT));
+    const { calls, hash } = counted();
+    const digest = hash.sha256(utf8(TWO_BLOCKS_INPUT));
     expect(toHex(digest)).toBe(TWO_BLOCKS);
     expect(Object.getPrototypeOf(digest)).toBe(Uint8Array.prototype);
-    expect(created).toBe(1);
+    expect(calls.createHash).toBe(1);
   });
 });
 
@@ -187,6 +190,21 @@ describe("utf8 and toHex", () => {
   it("writes two lower-case digits per byte, zero-padded", () => {
     expect(toHex(Uint8Array.of(0, 1, 15, 16, 171, 255))).toBe("00010f10abff");
     expect(toHex(new Uint8Array(0))).toBe("");
+  });
+
+  it("writes inputs shorter than, as long as and longer than a digest as the table's pairs", () => {
+    for (const length of [1, 31, 32, 33, 64, 256, 1000]) {
+      const bytes = Uint8Array.from({ length }, (_, i) => (i * 37 + length) & 0xff);
+      const pairwise = Array.from(bytes, (byte) => HEX_PAIRS[byte]).join("");
+      expect(toHex(bytes), `${length} bytes`).toBe(pairwise);
+    }
+  });
+
+  it("gives strings that stay as they were after later calls", () => {
+    const first = toHex(new Uint8Array(32).fill(0xab));
+    const second = toHex(new Uint8Array(32).fill(0x01));
+    const short = toHex(Uint8Array.of(0xff));
+    expect([first, second, short]).toStrictEqual(["ab".repeat(32), "01".repeat(32), "ff"]);
   });
 
   it("fromHex reads back every byte value toHex writes, in either case", () => {

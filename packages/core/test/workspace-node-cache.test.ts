@@ -16,10 +16,16 @@ const node = (n: number, base?: DirectoryNode): DirectoryNode => ({
   ...(base === undefined ? {} : { base }),
 });
 
+/** A cache of `limit` nodes, holding one node at each of `keys`, set in that order. */
+const filled = (limit: number, keys: readonly string[]) => {
+  const cache = new NodeCache(limit);
+  for (const key of keys) cache.set(key, node(1));
+  return cache;
+};
+
 describe("the node cache drops the node used longest ago first", () => {
   it("a node read moves after the others; reading the newest again moves nothing", () => {
-    const cache = new NodeCache(3);
-    for (const key of ["a", "b", "c"]) cache.set(key, node(1));
+    const cache = filled(3, ["a", "b", "c"]);
     expect(cache.get("c")).toBeDefined();
     expect(cache.get("a")).toBeDefined();
     cache.set("d", node(2));
@@ -30,8 +36,7 @@ describe("the node cache drops the node used longest ago first", () => {
   });
 
   it("a node read after another was read is the newest: it is the last to go", () => {
-    const cache = new NodeCache(3);
-    for (const key of ["a", "b", "c"]) cache.set(key, node(1));
+    const cache = filled(3, ["a", "b", "c"]);
     expect(cache.get("a")).toBeDefined();
     expect(cache.get("c")).toBeDefined();
     cache.set("d", node(2));
@@ -42,8 +47,7 @@ describe("the node cache drops the node used longest ago first", () => {
   });
 
   it("a node set after a read is the newest, not the node read", () => {
-    const cache = new NodeCache(2);
-    cache.set("a", node(1));
+    const cache = filled(2, ["a"]);
     expect(cache.get("a")).toBeDefined();
     cache.set("b", node(2));
     expect(cache.get("a")).toBeDefined();

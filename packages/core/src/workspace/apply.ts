@@ -187,12 +187,19 @@ function publishHeldNow(
     held.top.bytes,
     planned.key,
   );
-  const kept = (result: ApplyResult | undefined): ApplyResult | typeof STALE => {
-    if (result === undefined) return STALE;
-    workspace.nodes.replace([held.top]);
-    return { rootId: result.rootId, sequence: result.sequence };
-  };
+  const kept = (result: ApplyResult | undefined): ApplyResult | typeof STALE =>
+    result === undefined ? STALE : keptHeld(workspace, held.top, result);
   return published instanceof Promise ? published.then(kept) : kept(published);
+}
+
+/** A held root its event published: its node kept for the next edit, and the apply's result. */
+function keptHeld(
+  workspace: WorkspaceContext,
+  top: DirectoryNode,
+  result: ApplyResult,
+): ApplyResult {
+  workspace.nodes.replace([top]);
+  return { rootId: result.rootId, sequence: result.sequence };
 }
 
 /**
@@ -213,10 +220,7 @@ function applyInSavepoint(
     if (held !== undefined) {
       const { event, key } = planned;
       const result = await publisher.publish(event, held.guess, held.top.id, held.top.bytes, key);
-      if (result !== undefined) {
-        workspace.nodes.replace([held.top]);
-        return { rootId: result.rootId, sequence: result.sequence };
-      }
+      if (result !== undefined) return keptHeld(workspace, held.top, result);
     }
     // Large and streamed files are written as they are stored, before the event.
     if (planned.puts.some(({ content }) => writesWhenStored(content))) await tx.guard();
