@@ -31,16 +31,19 @@
  * This module is also the child process:
  *   `node steps.js <contender> <workload> <runs> <steps> <path> [<warm-up steps>]`,
  *   `node steps.js directory <adapter> <files> <steps> <path>`,
- *   `node steps.js count <contender> <workload> <steps> <path>`.
+ *   `node steps.js count <contender> <workload> <steps> <path>`,
+ *   `node steps.js record <workload> <runs> <steps> <dir> <file>`.
  */
 
 import { readdirSync, readFileSync } from "node:fs";
-import { mkdir, readdir, rm } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { deserialize, serialize } from "node:v8";
 import { libsqlDriver } from "@runledger/adapter-libsql";
 import { nodeDriver } from "@runledger/adapter-node";
 import { RunStore } from "@runledger/core";
+import { ConnectionProvider, type WriteScope } from "@runledger/core/engine";
 import type { Driver } from "@runledger/core/port";
 import Database from "better-sqlite3";
 import LibsqlDatabase from "libsql";
@@ -65,9 +68,11 @@ import { leastWork } from "../least-work.js";
 import { addMastraStep, type MastraSnapshot, newMastraSnapshot } from "../mastra.js";
 import {
   countWal,
+  createWhole,
   type Engine,
   framesBetween,
   framesByObject,
+  type Recorded,
   type Recording,
   type ReplayOptions,
   recordingDriver,
@@ -235,21 +240,7 @@ function rawReplay(
   withLeastWork = false,
 ): RunnerFactory {
   return async (dir, scenario) => {
-    const scratch = `${dir}-recording`;
-    const recording: Recording = { connections: [], staged: [] };
-    const recorder = await runledger(() => recordingDriver(driver(), recording))(scratch, scenario);
-    for (let run = 0; run < scenario.runs; run++) {
-      await recorder.startRun?.(run);
-      for (let step = 0; step < scenario.steps; step++) await recorder.step(run, step);
-      await recorder.endRun?.(run);
-    }
-    await recorder.close();
-    await rm(scratch, { recursive: true, force: true });
-    if (recording.connections.length !== scenario.runs) {
-      throw new Error(
-        `expected one recorded connection per run, got ${recording.connections.length} for ${scenario.runs} runs`,
-      );
-    }
+    const recording = await recordScenario(driver, dir, scenario);
     await mkdir(dir, { recursive: true });
     return {
       durability: "WAL, synchronous=NORMAL (the recorded PRAGMAs, replayed)",
@@ -270,6 +261,139 @@ function rawReplay(
         if (replaying.closesLate) await new Promise<void>((resolve) => setImmediate(resolve));
       },
       async close() {},
+    };
+  };
+}
+
+/**
+ * The scenario run through runledger with every statement recorded (untimed,
+ * in a scratch directory beside `dir`): one recorded connection per run.
+ */
+async function recordScenario(
+  driver: () => Driver,
+  dir: string,
+  scenario: Scenario,
+): Promise<Recording> {
+  const scratch = `${dir}-recording`;
+  const recording: Recording = { connections: [], staged: [] };
+  const recorder = await runledger(() => recordingDriver(driver(), recording))(scratch, scenario);
+  for (let run = 0; run < scenario.runs; run++) {
+    await recorder.startRun?.(run);
+    for (let step = 0; step < scenario.steps; step++) await recorder.step(run, step);
+    await recorder.endRun?.(run);
+  }
+  await recorder.close();
+  await rm(scratch, { recursive: true, force: true });
+  if (recording.connections.length !== scenario.runs) {
+    throw new Error(
+      `expected one recorded connection per run, got ${recording.connections.length} for ${scenario.runs} runs`,
+    );
+  }
+  return recording;
+}
+
+/** A transaction's recorded statements through `tx`: a step's one statement with no frame of its own. */
+function runStatements(tx: WriteScope, statements: readonly Recorded[]): Promise<unknown> {
+  const [only] = statements;
+  if (statements.length === 1 && only?.kind === "statement")
+    return tx.execute(only.sql, only.params);
+  return (async () => {
+    for (const call of statements) {
+      if (call.kind === "script") await tx.executeScript(call.sql);
+      else await tx.execute(call.sql, call.params);
+    }
+  })();
+}
+
+/**
+ * `recordScenario` on adapter-node in a child process of its own, handed
+ * over as a file (v8's serialization keeps the parameters' types).
+ */
+async function recordInChild(dir: string, scenario: Scenario): Promise<Recording> {
+  const file = `${dir}-recording.bin`;
+  const args = ["record", scenario.workload, String(scenario.runs), String(scenario.steps)];
+  await runChild(import.meta.url, [...args, `${dir}-recording`, file]);
+  const recording = deserialize(await readFile(file)) as Recording;
+  await rm(file, { force: true });
+  return recording;
+}
+
+/** The child that records a scenario for `recordInChild`. */
+async function recordChild(
+  scenario: Scenario,
+  dir: string,
+  file: string,
+): Promise<{ file: string }> {
+  await writeFile(file, serialize(await recordScenario(() => nodeDriver(), dir, scenario)));
+  return { file };
+}
+
+/**
+ * The statements of each write transaction a recorded connection made, in
+ * order: what ran between each `BEGIN IMMEDIATE` and its `COMMIT`.
+ */
+function writeTransactions(calls: readonly Recorded[]): Recorded[][] {
+  const transactions: Recorded[][] = [];
+  let open: Recorded[] | undefined;
+  for (const call of calls) {
+    if (call.sql === "BEGIN IMMEDIATE") open = [];
+    else if (call.sql === "COMMIT" && open !== undefined) {
+      transactions.push(open);
+      open = undefined;
+    } else open?.push(call);
+  }
+  return transactions;
+}
+
+/**
+ * Core's transaction around runledger's own statements: each step is one
+ * `lease.transact` of a `ConnectionProvider` lease (core's engine API — the
+ * entry's queue, the async context, the transaction owner, the scope and its
+ * operation) whose callback does the work a fixed step of the format needs
+ * (../least-work.ts) and runs that step's recorded statements through
+ * `tx.execute`, on a run created whole from its recording. What a step
+ * costs with core's transaction and no run or workspace code: the run API's
+ * apply could at best bring a step down to this. The recording is made in a
+ * process of its own (`recordInChild`): made here, it would have run core's
+ * transaction code thousands of times before the timed steps, which then
+ * would not be a fresh process's.
+ */
+function transactionLeastWork(driver: () => Driver): RunnerFactory {
+  return async (dir, scenario) => {
+    const recording = await recordInChild(dir, scenario);
+    await mkdir(dir, { recursive: true });
+    const provider = new ConnectionProvider({ driver: driver() });
+    let lease: Awaited<ReturnType<typeof provider.open>> | undefined;
+    let transactions: Recorded[][] = [];
+    let work = leastWorkOfRun(0);
+    return {
+      durability: "WAL, synchronous=NORMAL (core's defaults)",
+      async startRun(run) {
+        const file = join(dir, `run-${run}.db`);
+        createWhole(file, recording.staged[run] ?? []);
+        transactions = writeTransactions(recording.connections[run] ?? []);
+        if (transactions.length !== scenario.steps) {
+          throw new Error(
+            `run ${run} recorded ${transactions.length} write transactions for ${scenario.steps} steps`,
+          );
+        }
+        work = leastWorkOfRun(run);
+        lease = await provider.open(file);
+      },
+      async step(_run, step) {
+        const statements = transactions[step] ?? [];
+        await lease?.transact((tx) => {
+          work.step();
+          return runStatements(tx, statements);
+        });
+      },
+      async endRun() {
+        await lease?.release();
+        if (work.steps() !== scenario.steps) {
+          throw new Error(`the least work ran ${work.steps()} times for ${scenario.steps} steps`);
+        }
+      },
+      close: () => provider.close(),
     };
   };
 }
@@ -461,6 +585,12 @@ const CONTENDERS: Readonly<Record<string, StepContender>> = {
   "replay-least-work": {
     label: "raw better-sqlite3, runledger's statements + the work its format needs",
     factory: rawReplay(() => nodeDriver(), {}, true),
+    workloads: ["fixed"],
+    filePerRun: true,
+  },
+  "transaction-least-work": {
+    label: "runledger's transaction (engine API), its statements + the work its format needs",
+    factory: transactionLeastWork(() => nodeDriver()),
     workloads: ["fixed"],
     filePerRun: true,
   },
@@ -1162,6 +1292,10 @@ if (isChildEntry(import.meta.url)) {
     reportToParent(
       await directoryChild(adapter as string, Number(files), Number(steps), path as string),
     );
+  } else if (mode === "record") {
+    const [workload, runs, steps, dir, file] = rest;
+    const scenario = { workload: workload as Workload, runs: Number(runs), steps: Number(steps) };
+    reportToParent(await recordChild(scenario, dir as string, file as string));
   } else if (mode === "count") {
     const [name, workload, steps, path] = rest;
     reportToParent(

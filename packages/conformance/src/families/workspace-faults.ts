@@ -389,6 +389,39 @@ function describeOneWriteApply(fx: Fixtures): void {
       expect((await lease.verify()).problems).toStrictEqual([]);
     });
 
+    // biome-ignore format: gated registration; the body keeps its formatting for the merge
+    now.it("is committed before transact returns where it commits now: another connection reads its event at once", async () => {
+      const { driver, calls } = recordingCalls(fx.driver());
+      const { lease, location } = await newRun(fx, { driver });
+      await apply(lease, step(0));
+      const reader = await fx.driver().open(location, {
+        create: false,
+        readOnly: true,
+        busyTimeoutMs: 5_000,
+        busyDeadlineMs: 5_000,
+      });
+      try {
+        const events = async () => Number((await reader.execute("SELECT count(*) AS n FROM journal")).rows[0]!.n);
+        const before = await events();
+        const mark = calls.length;
+        let settled = false;
+        const applied = apply(lease, step(1)).then(() => {
+          settled = true;
+        });
+        // Nothing has waited yet: every call of the step was made inside transact.
+        expect(calls.slice(mark)).toStrictEqual(["beginNow", "executeNow", "commitNow"]);
+        const after = events();
+        expect(settled).toBe(false);
+        await applied;
+        expect(await after).toBe(before + 1);
+      } finally {
+        await reader.close();
+      }
+      expect(await current(lease)).toBe(
+        referenceRootId(new Map([["state/output.json", utf8('{"step":1}')]])),
+      );
+    });
+
     it("failing at any statement inside the caller's transaction is undone alone, and the caller's events commit", async () => {
       const { faults, lease } = await steppedRun();
       const previousRoot = await current(lease);

@@ -5,11 +5,8 @@
  */
 import type { AsyncContext } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
-import {
-  runReadTransaction,
-  runWriteTransaction,
-  type WriteOptions,
-} from "../transaction/owner.js";
+import { Done, promised } from "../port/turn-queue.js";
+import { runReadTransaction, type WriteOptions, writeTransaction } from "../transaction/owner.js";
 import type { ReadScope, WriteScope } from "../transaction/scope.js";
 import type { Entry } from "./entry.js";
 
@@ -91,7 +88,7 @@ export class Lease {
       );
     }
     return this.#operate("transact", () =>
-      runWriteTransaction(this.#entry, fn, this.#owner.busyTimeoutMs, options),
+      writeTransaction(this.#entry, fn, this.#owner.busyTimeoutMs, options),
     );
   }
 
@@ -111,7 +108,7 @@ export class Lease {
     return this.release();
   }
 
-  #operate<T>(action: string, operation: () => Promise<T>): Promise<T> {
+  #operate<T>(action: string, operation: () => Promise<T> | Done<T>): Promise<T> {
     const context = this.#owner.asyncContext;
     try {
       this.#checkUsable(action);
@@ -121,18 +118,37 @@ export class Lease {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.#entry.queue.run(async () => {
+    return this.#entry.queue.run(() => {
       // Queued before a close or a release, it still runs; poisoning stops it.
       const poisoned = this.#entry.poisonError;
-      if (poisoned !== undefined) throw poisoned;
+      if (poisoned !== undefined) return Promise.reject(poisoned);
       const turn: Turn = { entry: this.#entry, lease: this, active: true };
+      let answer: Promise<T> | Done<T>;
       try {
-        return await (context === undefined ? operation() : context.run(turn, operation));
-      } finally {
-        turn.active = false;
-        if (this.#entry.state === "poisoned") await this.#owner.discardPoisoned(this.#entry);
+        answer = context === undefined ? operation() : context.run(turn, operation);
+      } catch (error) {
+        answer = Promise.reject(error);
       }
+      // Finished before returning (a step on a synchronous driver): the turn is over now.
+      if (answer instanceof Done && this.#entry.state !== "poisoned") {
+        turn.active = false;
+        return answer;
+      }
+      return promised(answer).then(
+        (value) => this.#endTurn(turn, () => value),
+        (error: unknown) =>
+          this.#endTurn(turn, () => {
+            throw error;
+          }),
+      );
     });
+  }
+
+  /** The turn's operation settled: it is over, and a poisoned entry is discarded before `outcome`. */
+  #endTurn<T>(turn: Turn, outcome: () => T): T | Promise<T> {
+    turn.active = false;
+    if (this.#entry.state !== "poisoned") return outcome();
+    return this.#owner.discardPoisoned(this.#entry).then(outcome);
   }
 
   #checkUsable(action: string): void {

@@ -27,6 +27,9 @@
 const baseThen = Promise.prototype.then;
 const ignore = (): undefined => undefined;
 
+/** What `Operation.takeNow` answers for an operation whose value is not at hand. */
+export const NOT_NOW: unique symbol = Symbol("not now");
+
 /** The operations of one scope that are still running or not yet consumed. */
 export type Outstanding = Set<{ abandon(error: unknown): void }>;
 
@@ -81,6 +84,20 @@ export class Operation<T> extends Promise<T> {
       if (this.#finished) this.#hand();
     }
     return baseThen.call(this, onFulfilled, onRejected) as Promise<R1 | R2>;
+  }
+
+  /**
+   * Its value, taken as an `await` takes it (it counts as consumed), when it
+   * has finished fulfilled; else NOT_NOW and nothing changes (a running or
+   * failed operation is awaited). The owner takes a step's apply this way:
+   * a callback that returns the operation awaits it, and when the operation
+   * is done already, no promise need be made to see its value.
+   */
+  takeNow(): T | typeof NOT_NOW {
+    if (!this.#finished || !this.#fulfilled || this.#handed) return NOT_NOW;
+    this.#consumed = true;
+    this.#hand();
+    return this.#value as T;
   }
 
   /**

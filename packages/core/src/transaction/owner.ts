@@ -4,7 +4,9 @@
  */
 import type { DriverConnection, DriverTransaction } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
+import { Done, promised } from "../port/turn-queue.js";
 import { retryWhileBusy } from "./busy.js";
+import { NOT_NOW, Operation } from "./operations.js";
 import { Savepoints } from "./savepoints.js";
 import {
   endScope,
@@ -61,6 +63,21 @@ export function runWriteTransaction<T>(
   busyDeadlineMs: number,
   options?: WriteOptions,
 ): Promise<T> {
+  return promised(writeTransaction(entry, fn, busyDeadlineMs, options));
+}
+
+/**
+ * `runWriteTransaction`, answering `Done` when the transaction committed
+ * before this returned: a step on a synchronous driver, whose callback
+ * returned an operation done already (see `runBegun`). A lease's turn then
+ * ends at once, with no promise made until the caller's own.
+ */
+export function writeTransaction<T>(
+  entry: TransactionHost,
+  fn: (tx: WriteScope) => Promise<T>,
+  busyDeadlineMs: number,
+  options?: WriteOptions,
+): Promise<T> | Done<T> {
   // Not async: an ordinary transaction is the hot path, and needs no frame of its own here.
   if (options?.optimistic !== true || entry.connection.remote !== true) {
     return runOnce(entry, fn, busyDeadlineMs, undefined);
@@ -76,12 +93,12 @@ async function runOptimistic<T>(
 ): Promise<T> {
   const optimism: Optimism = { assumed: false, refused: false };
   try {
-    return await runOnce(entry, fn, busyDeadlineMs, optimism);
+    return await promised(runOnce(entry, fn, busyDeadlineMs, optimism));
   } catch (error) {
     // Run again only when an answer was assumed and the server is known to have kept nothing.
     if (!optimism.assumed || !optimism.refused) throw error;
   }
-  return runOnce(entry, fn, busyDeadlineMs, undefined);
+  return promised(runOnce(entry, fn, busyDeadlineMs, undefined));
 }
 
 /**
@@ -94,33 +111,41 @@ function runOnce<T>(
   fn: (tx: WriteScope) => Promise<T>,
   busyDeadlineMs: number,
   optimism: Optimism | undefined,
-): Promise<T> {
+): Promise<T> | Done<T> {
   const { connection } = entry;
   const started = Date.now();
   if (connection.beginNow !== undefined) {
+    let begun: DriverTransaction | undefined;
     try {
-      // runBegun is async: only beginNow's own failure is caught here.
-      return runBegun(entry, connection.beginNow("immediate"), fn, optimism);
+      begun = connection.beginNow("immediate");
     } catch (error) {
       if (!isRunledgerError(error, "busy")) return Promise.reject(error);
       // SQLite's busy handler gave up: the rest of the deadline is waited out the ordinary way.
     }
+    if (begun !== undefined) return runBegun(entry, begun, fn, optimism);
   }
   return retryWhileBusy(
     () => connection.begin("immediate"),
     busyDeadlineMs,
     `cannot start a write transaction on ${entry.location}`,
     started,
-  ).then((begun) => runBegun(entry, begun, fn, optimism));
+  ).then((begun) => promised(runBegun(entry, begun, fn, optimism)));
 }
 
-/** The transaction begun: fn(tx), then COMMIT; any throw, ROLLBACK (see runWriteTransaction). */
-async function runBegun<T>(
+/**
+ * The transaction begun: fn(tx), then COMMIT; any throw, ROLLBACK (see
+ * runWriteTransaction). Where the driver commits now and the callback
+ * returned an operation done already (a step's apply on a synchronous
+ * driver), the transaction commits before this returns, and its value is
+ * answered `Done`; every other transaction settles in `finish`. Never throws:
+ * a failure is a rejected promise.
+ */
+function runBegun<T>(
   entry: TransactionHost,
   transaction: DriverTransaction,
   fn: (tx: WriteScope) => Promise<T>,
   optimism: Optimism | undefined,
-): Promise<T> {
+): Promise<T> | Done<T> {
   const state: TransactionState = optimism === undefined ? {} : { optimism };
   const savepoints = new Savepoints(
     transaction,
@@ -140,10 +165,47 @@ async function runBegun<T>(
     { deferrable: entry.connection.remote !== true },
   );
   const scope = new WriteScope(transaction, savepoints, state);
+  let returned: Promise<T>;
+  try {
+    returned = fn(scope);
+  } catch (error) {
+    returned = Promise.reject(error);
+  }
+  if (
+    transaction.commitNow === undefined ||
+    optimism !== undefined ||
+    !(returned instanceof Operation)
+  ) {
+    return finish(entry, transaction, scope, returned, optimism);
+  }
+  const value = returned.takeNow() as T | typeof NOT_NOW;
+  if (value === NOT_NOW) return finish(entry, transaction, scope, returned, optimism);
+  // What `finish` checks before its COMMIT; a transaction that fails them settles there.
+  if (scope.doomed !== undefined || scope.hasEscapedWork) {
+    return finish(entry, transaction, scope, Promise.resolve(value), optimism);
+  }
+  endScope(scope);
+  try {
+    transaction.commitNow();
+  } catch (failure) {
+    // The COMMIT refused (a deferred constraint, say): rolled back as `finish` rolls back.
+    return rollBackAfter(entry, transaction, commitFailure(failure, entry.location));
+  }
+  return new Done(value);
+}
+
+/** The callback's promise settled: COMMIT; any throw, ROLLBACK (see runWriteTransaction). */
+async function finish<T>(
+  entry: TransactionHost,
+  transaction: DriverTransaction,
+  scope: WriteScope,
+  returned: Promise<T>,
+  optimism: Optimism | undefined,
+): Promise<T> {
   try {
     let result: T;
     try {
-      result = await fn(scope);
+      result = await returned;
       if (scope.doomed !== undefined) throw scope.doomed;
     } catch (error) {
       // The server ended the transaction under the callback: nothing of it is kept.
@@ -167,9 +229,18 @@ async function runBegun<T>(
   } catch (error) {
     // Work the callback left behind fails with the error the caller gets.
     endScope(scope, () => escapeOf(error));
-    await rollBack(entry, transaction, error);
-    throw error;
+    return rollBackAfter(entry, transaction, error);
   }
+}
+
+/** ROLLBACK after `failure`, which is then thrown (a failed ROLLBACK poisons the entry instead). */
+async function rollBackAfter(
+  entry: TransactionHost,
+  transaction: DriverTransaction,
+  failure: unknown,
+): Promise<never> {
+  await rollBack(entry, transaction, failure);
+  throw failure;
 }
 
 /**
