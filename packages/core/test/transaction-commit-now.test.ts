@@ -14,6 +14,8 @@ import { type TransactionHost, writeTransaction } from "../src/transaction/owner
 import type { WriteScope } from "../src/transaction/scope.js";
 
 const NO_ROWS: QueryResult = { rows: [], changes: 0, lastInsertRowid: undefined };
+/** The statement the connection in memory refuses. */
+const FAILING = "INSERT refused";
 
 /** A connection in memory whose calls complete now; `refuseCommit` makes its COMMIT fail. */
 function nowHost(refuseCommit?: RunledgerError) {
@@ -25,11 +27,11 @@ function nowHost(refuseCommit?: RunledgerError) {
     },
     executeNow(sql) {
       sent.push(sql);
+      if (sql === FAILING) throw new RunledgerError("constraint", "the statement was refused");
       return NO_ROWS;
     },
     async execute(sql) {
-      sent.push(sql);
-      return NO_ROWS;
+      return transaction.executeNow!(sql, []);
     },
     async executeScript(sql) {
       sent.push(sql);
@@ -156,6 +158,36 @@ describe("a transaction whose callback returns an operation done already", () =>
     expect(answer).toBeInstanceOf(Promise);
     await expect(answer).rejects.toBe(refused);
     expect(sent).toStrictEqual(["BEGIN IMMEDIATE", "INSERT step", "COMMIT", "ROLLBACK"]);
+  });
+});
+
+describe("a statement on a scope whose driver answers now", () => {
+  it("is done before execute returns: returned from the callback, its transaction commits now", () => {
+    const { host, sent } = nowHost();
+    const answer = writeTransaction(host, (tx) => tx.execute("INSERT row"), 1_000);
+    expect(answer).toBeInstanceOf(Done);
+    expect(sent).toStrictEqual(["BEGIN IMMEDIATE", "INSERT row", "COMMIT"]);
+  });
+
+  it("that fails rejects execute with its failure, and its transaction is rolled back", async () => {
+    const { host, sent } = nowHost();
+    const answer = writeTransaction(host, (tx) => tx.execute(FAILING), 1_000);
+    expect(await codeOf(Promise.resolve(answer))).toBe("constraint");
+    expect(sent).toStrictEqual(["BEGIN IMMEDIATE", FAILING, "ROLLBACK"]);
+  });
+
+  it("left unawaited beside the one returned is refused as escaped", async () => {
+    const { host, sent } = nowHost();
+    const answer = writeTransaction(
+      host,
+      (tx) => {
+        void tx.execute("INSERT left behind");
+        return tx.execute("INSERT row");
+      },
+      1_000,
+    );
+    expect(await codeOf(Promise.resolve(answer))).toBe("callback_escaped");
+    expect(sent.at(-1)).toBe("ROLLBACK");
   });
 });
 

@@ -117,8 +117,23 @@ abstract class Scope implements Executor {
     params: readonly SqlValue[] = [],
     options?: { readonly later?: boolean },
   ): Promise<QueryResult> {
-    const pending = this.#statement(sql, params, options);
-    return this.#tracksStatements ? this.track(pending) : pending;
+    // Where the driver answers now, the statement is done before this returns:
+    // its operation holds the answer (and a transaction returning it commits now).
+    const pending =
+      options === undefined && this.runsNow
+        ? this.#statementNow(sql, params)
+        : this.#statement(sql, params, options);
+    if (this.#tracksStatements) return this.track(pending);
+    return pending instanceof Promise ? pending : Promise.resolve(pending);
+  }
+
+  /** A statement run now (`runsNow`): its answer, or its failure as `execute` rejects with it. */
+  #statementNow(sql: string, params: readonly SqlValue[]): QueryResult | Promise<QueryResult> {
+    try {
+      return this.executeNow(sql, params) as QueryResult;
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /**
