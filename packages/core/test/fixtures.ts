@@ -1,12 +1,13 @@
 /**
  * What several of core's test files share: temporary directories removed
- * when the file's tests end, and the refusal a call throws.
+ * when the file's tests end, the refusal a call throws, and how some work
+ * ended.
  */
 import fs from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect } from "vitest";
-import { RunledgerError } from "../src/port/errors.js";
+import { isRunledgerError, RunledgerError } from "../src/port/errors.js";
 
 const made: string[] = [];
 afterAll(() => {
@@ -29,4 +30,14 @@ export function refusal(action: () => unknown): RunledgerError {
     return error as RunledgerError;
   }
   return expect.fail("expected a RunledgerError");
+}
+
+/** How `work` ended: "ok", the RunledgerError's code, or any other error as text. */
+export async function codeOf(work: Promise<unknown>): Promise<string> {
+  try {
+    await work;
+    return "ok";
+  } catch (error) {
+    return isRunledgerError(error) ? error.code : String(error);
+  }
 }

@@ -7,11 +7,12 @@
  */
 import { describe, expect, it } from "vitest";
 import type { DriverConnection, DriverTransaction, QueryResult } from "../src/port/driver.js";
-import { isRunledgerError, RunledgerError } from "../src/port/errors.js";
+import { RunledgerError } from "../src/port/errors.js";
 import { Done } from "../src/port/turn-queue.js";
 import { NOT_NOW, type Operation } from "../src/transaction/operations.js";
 import { type TransactionHost, writeTransaction } from "../src/transaction/owner.js";
 import type { WriteScope } from "../src/transaction/scope.js";
+import { codeOf } from "./fixtures.js";
 
 const NO_ROWS: QueryResult = { rows: [], changes: 0, lastInsertRowid: undefined };
 /** The statement the connection in memory refuses. */
@@ -77,15 +78,6 @@ function nowHost(refuseCommit?: RunledgerError) {
 /** Core's own statement run now, handed out as the run API hands out a step's apply. */
 function stepOn(tx: WriteScope, sql = "INSERT step"): Promise<QueryResult> {
   return tx.track(tx.executeNow(sql, []) ?? Promise.reject(new Error("not run now")));
-}
-
-async function codeOf(work: Promise<unknown>): Promise<string> {
-  try {
-    await work;
-    return "ok";
-  } catch (error) {
-    return isRunledgerError(error) ? error.code : String(error);
-  }
 }
 
 describe("a transaction whose callback returns an operation done already", () => {

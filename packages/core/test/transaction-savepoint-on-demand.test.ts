@@ -7,9 +7,10 @@
  */
 import { describe, expect, it } from "vitest";
 import type { DriverTransaction, QueryResult } from "../src/port/driver.js";
-import { isRunledgerError, RunledgerError } from "../src/port/errors.js";
+import { RunledgerError } from "../src/port/errors.js";
 import { Savepoints } from "../src/transaction/savepoints.js";
 import { type TransactionState, WriteScope } from "../src/transaction/scope.js";
+import { codeOf } from "./fixtures.js";
 
 /**
  * A write transaction in memory: `changes` says how many rows each statement
@@ -51,15 +52,6 @@ function recordingTransaction(changes: Record<string, number> = {}, deferrable =
 }
 
 const boom = () => new RunledgerError("io_error", "the work failed");
-
-async function codeOf(work: Promise<unknown>): Promise<string> {
-  try {
-    await work;
-    return "ok";
-  } catch (error) {
-    return isRunledgerError(error) ? error.code : String(error);
-  }
-}
 
 describe("a savepoint on demand", () => {
   it("whose work writes one statement sends no SAVEPOINT and no RELEASE", async () => {
