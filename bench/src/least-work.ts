@@ -19,7 +19,12 @@
  * transaction's owner, the checks of what a caller hands in, the node
  * cache — is left out.
  */
-import { hash, randomUUID } from "node:crypto";
+import * as crypto from "node:crypto";
+import { nodeCryptoHash } from "@runledger/core/port";
+
+const { randomUUID } = crypto;
+/** SHA-256 as adapter-node hands it to core: Node's one-shot hash, read into an array. */
+const { sha256 } = nodeCryptoHash(crypto);
 
 const NODE_DOMAIN = new TextEncoder().encode("runledger/node/1\0");
 const EVENT_DOMAIN = new TextEncoder().encode("runledger journal event v1\0");
@@ -74,12 +79,4 @@ function node(name: Uint8Array, target: Uint8Array, content: Uint8Array): Uint8A
   at += 32 + 2;
   bytes.set(content, at);
   return bytes;
-}
-
-/** Node's one-shot SHA-256, read into an array as core reads it (port/hash.ts). */
-function sha256(data: Uint8Array): Uint8Array {
-  const text = hash("sha256", data, "binary");
-  const digest = new Uint8Array(32);
-  for (let i = 0; i < 32; i++) digest[i] = text.charCodeAt(i);
-  return digest;
 }

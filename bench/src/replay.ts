@@ -119,7 +119,8 @@ function recordConnection(inner: DriverConnection, calls: Recorded[]): DriverCon
   return connection;
 }
 
-const BEGIN: Record<BeginMode, string> = {
+/** The SQL a recorded `begin` stands for, by mode. */
+export const BEGIN: Record<BeginMode, string> = {
   immediate: "BEGIN IMMEDIATE",
   deferred: "BEGIN DEFERRED",
 };

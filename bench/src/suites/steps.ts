@@ -67,6 +67,7 @@ import { type Layout, layoutOf } from "../layout.js";
 import { leastWork } from "../least-work.js";
 import { addMastraStep, type MastraSnapshot, newMastraSnapshot } from "../mastra.js";
 import {
+  BEGIN,
   countWal,
   createWhole,
   type Engine,
@@ -336,7 +337,7 @@ function writeTransactions(calls: readonly Recorded[]): Recorded[][] {
   const transactions: Recorded[][] = [];
   let open: Recorded[] | undefined;
   for (const call of calls) {
-    if (call.sql === "BEGIN IMMEDIATE") open = [];
+    if (call.sql === BEGIN.immediate) open = [];
     else if (call.sql === "COMMIT" && open !== undefined) {
       transactions.push(open);
       open = undefined;
@@ -351,52 +352,51 @@ function writeTransactions(calls: readonly Recorded[]): Recorded[][] {
  * entry's queue, the async context, the transaction owner, the scope and its
  * operation) whose callback does the work a fixed step of the format needs
  * (../least-work.ts) and runs that step's recorded statements through
- * `tx.execute`, on a run created whole from its recording. What a step
- * costs with core's transaction and no run or workspace code: the run API's
+ * `tx.execute`, on a run created whole from its recording, all on
+ * adapter-node (`recordInChild` records there). What a step costs with
+ * core's transaction and no run or workspace code: the run API's
  * apply could at best bring a step down to this. The recording is made in a
  * process of its own (`recordInChild`): made here, it would have run core's
  * transaction code thousands of times before the timed steps, which then
  * would not be a fresh process's.
  */
-function transactionLeastWork(driver: () => Driver): RunnerFactory {
-  return async (dir, scenario) => {
-    const recording = await recordInChild(dir, scenario);
-    await mkdir(dir, { recursive: true });
-    const provider = new ConnectionProvider({ driver: driver() });
-    let lease: Awaited<ReturnType<typeof provider.open>> | undefined;
-    let transactions: Recorded[][] = [];
-    let work = leastWorkOfRun(0);
-    return {
-      durability: "WAL, synchronous=NORMAL (core's defaults)",
-      async startRun(run) {
-        const file = join(dir, `run-${run}.db`);
-        createWhole(file, recording.staged[run] ?? []);
-        transactions = writeTransactions(recording.connections[run] ?? []);
-        if (transactions.length !== scenario.steps) {
-          throw new Error(
-            `run ${run} recorded ${transactions.length} write transactions for ${scenario.steps} steps`,
-          );
-        }
-        work = leastWorkOfRun(run);
-        lease = await provider.open(file);
-      },
-      async step(_run, step) {
-        const statements = transactions[step] ?? [];
-        await lease?.transact((tx) => {
-          work.step();
-          return runStatements(tx, statements);
-        });
-      },
-      async endRun() {
-        await lease?.release();
-        if (work.steps() !== scenario.steps) {
-          throw new Error(`the least work ran ${work.steps()} times for ${scenario.steps} steps`);
-        }
-      },
-      close: () => provider.close(),
-    };
+const transactionLeastWork: RunnerFactory = async (dir, scenario) => {
+  const recording = await recordInChild(dir, scenario);
+  await mkdir(dir, { recursive: true });
+  const provider = new ConnectionProvider({ driver: nodeDriver() });
+  let lease: Awaited<ReturnType<typeof provider.open>> | undefined;
+  let transactions: Recorded[][] = [];
+  let work = leastWorkOfRun(0);
+  return {
+    durability: "WAL, synchronous=NORMAL (core's defaults)",
+    async startRun(run) {
+      const file = join(dir, `run-${run}.db`);
+      createWhole(file, recording.staged[run] ?? []);
+      transactions = writeTransactions(recording.connections[run] ?? []);
+      if (transactions.length !== scenario.steps) {
+        throw new Error(
+          `run ${run} recorded ${transactions.length} write transactions for ${scenario.steps} steps`,
+        );
+      }
+      work = leastWorkOfRun(run);
+      lease = await provider.open(file);
+    },
+    async step(_run, step) {
+      const statements = transactions[step] ?? [];
+      await lease?.transact((tx) => {
+        work.step();
+        return runStatements(tx, statements);
+      });
+    },
+    async endRun() {
+      await lease?.release();
+      if (work.steps() !== scenario.steps) {
+        throw new Error(`the least work ran ${work.steps()} times for ${scenario.steps} steps`);
+      }
+    },
+    close: () => provider.close(),
   };
-}
+};
 
 /**
  * Before each write transaction of a replayed run, the work a fixed step of
@@ -590,7 +590,7 @@ const CONTENDERS: Readonly<Record<string, StepContender>> = {
   },
   "transaction-least-work": {
     label: "runledger's transaction (engine API), its statements + the work its format needs",
-    factory: transactionLeastWork(() => nodeDriver()),
+    factory: transactionLeastWork,
     workloads: ["fixed"],
     filePerRun: true,
   },

@@ -4,7 +4,7 @@
  * byte comparison every layer that holds ids needs.
  */
 
-/** Each byte value's two lower-case hex digits: the table `toHex` (and the id generator) reads. */
+/** Each byte value's two lower-case hex digits: the table the id generator (ids.ts) reads. */
 export const HEX_PAIRS: readonly string[] = Array.from({ length: 256 }, (_, i) =>
   i.toString(16).padStart(2, "0"),
 );
