@@ -46,9 +46,18 @@ export function nodeDriver(options: NodeDriverOptions = {}): Driver {
     // A new run is built in memory and written whole: one write and one sync
     // instead of SQLite's syncs in place (see StagedNodeDatabase).
     async stage(location: string, stage: StageOptions): Promise<StagedDatabase | undefined> {
-      // An existing run (a create that only opens) costs one stat here; the open checks the rest.
-      if (node.exists(location)) return undefined;
-      await node.checkFileOpenable(location, { create: true, readOnly: false });
+      const syncDirectory = stage.synchronous === "full";
+      const placement = {
+        location,
+        // An existing run (a create that only opens) costs one stat here; the open checks the rest.
+        async mayPlace(at: string) {
+          if (node.exists(at)) return false;
+          await node.checkFileOpenable(at, { create: true, readOnly: false });
+          return true;
+        },
+        place: (at: string, image: Uint8Array) => node.publish(at, image, { syncDirectory }),
+      };
+      if (!(await placement.mayPlace(location))) return undefined;
       const db = new Database(":memory:");
       try {
         db.defaultSafeIntegers(true);
@@ -57,10 +66,7 @@ export function nodeDriver(options: NodeDriverOptions = {}): Driver {
         db.close();
         throw translate(error, `cannot stage ${location}`);
       }
-      const syncDirectory = stage.synchronous === "full";
-      return new StagedNodeDatabase(db, cacheSize, (image) =>
-        node.publish(location, image, { syncDirectory }),
-      );
+      return new StagedNodeDatabase(db, cacheSize, placement);
     },
     async open(location: string, open: OpenOptions): Promise<DriverConnection> {
       await node.checkFileOpenable(location, open);

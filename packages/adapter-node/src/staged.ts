@@ -8,24 +8,42 @@ import type BetterSqlite3 from "better-sqlite3";
 import { NodeConnection } from "./connection.js";
 import { translate } from "./errors.js";
 
+/** Where a staged database is placed, and how. */
+export interface Placement {
+  /** The location `publish` places it at. */
+  readonly location: string;
+  /** False when something is at `location`; throws what an open there would refuse. */
+  mayPlace(location: string): Promise<boolean>;
+  /** Writes a finished image at `location` whole: `NodeRuntime.publish`. */
+  place(location: string, image: Uint8Array): boolean;
+}
+
 /**
  * A new database built in memory, then written at its location whole
  * (`Driver.stage`, see @runledger/core's port/staged-file.ts): creating a
- * run costs one write and one sync instead of SQLite's syncs in place.
+ * run costs one write and one sync instead of SQLite's syncs in place. Its
+ * copies (`placeCopy`) are what core's kept template places each new run from.
  */
 export class StagedNodeDatabase extends NodeConnection implements StagedDatabase {
   readonly #db: BetterSqlite3.Database;
-  readonly #place: (image: Uint8Array) => boolean;
+  readonly #placement: Placement;
 
-  /** `place` writes the finished image at the location: `NodeRuntime.publish`. */
-  constructor(
-    db: BetterSqlite3.Database,
-    cacheSize: number,
-    place: (image: Uint8Array) => boolean,
-  ) {
+  constructor(db: BetterSqlite3.Database, cacheSize: number, placement: Placement) {
     super(db, cacheSize);
     this.#db = db;
-    this.#place = place;
+    this.#placement = placement;
+  }
+
+  /** The image as this connection sees it now, its open transaction's writes included. */
+  async placeCopy(location: string): Promise<boolean> {
+    if (!(await this.#placement.mayPlace(location))) return false;
+    let image: Uint8Array;
+    try {
+      image = finishStagedImage(this.#db.serialize(), versionNumber(this.#db));
+    } catch (error) {
+      throw translate(error, "cannot copy a staged database");
+    }
+    return this.#placement.place(location, image);
   }
 
   async publish(): Promise<boolean> {
@@ -43,7 +61,7 @@ export class StagedNodeDatabase extends NodeConnection implements StagedDatabase
     } finally {
       await this.close();
     }
-    return this.#place(image);
+    return this.#placement.place(this.#placement.location, image);
   }
 }
 

@@ -16,6 +16,7 @@ describeConformance({
     closeRemovesSideFiles: true,
     closeReleasesFile: true,
     stagedCreation: true,
+    stagedCopies: true,
     callsNow: true,
   },
   // Module specifiers are resolved from this package (its own name, then node_modules).

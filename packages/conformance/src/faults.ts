@@ -16,7 +16,7 @@ import type {
  * wrapped driver opens, in the order they are issued: `execute` and
  * `executeScript` by their SQL, and `begin`, `commit`, `rollback` as
  * "BEGIN IMMEDIATE" / "BEGIN DEFERRED", "COMMIT", "ROLLBACK" — and, with
- * `{ stage: true }`, a staged database's statements and its "PUBLISH".
+ * `{ stage: true }`, a staged database's statements and its "PUBLISH" (a copy placed counts as one too).
  */
 export interface FaultPlan {
   /** Only statements whose SQL matches count. Default: every statement. */
@@ -206,10 +206,19 @@ class FaultyConnection extends FaultyStatements<DriverConnection> implements Dri
 
 class FaultyStagedDatabase extends FaultyConnection implements StagedDatabase {
   readonly #staged: StagedDatabase;
+  /** Offered where the inner database offers it; counted as "PUBLISH" too (it places a database). */
+  readonly placeCopy: ((location: string) => Promise<boolean>) | undefined;
 
   constructor(staged: StagedDatabase, faults: FaultInjector) {
     super(staged, faults);
     this.#staged = staged;
+    if (staged.placeCopy !== undefined) {
+      this.placeCopy = async (location) => {
+        const fault = this.faults.fault("PUBLISH");
+        if (fault !== undefined) throw fault;
+        return staged.placeCopy!(location);
+      };
+    }
   }
 
   /** Counted as "PUBLISH"; a fault there publishes nothing (the staged database is discarded). */

@@ -117,6 +117,14 @@ export interface ConformanceCapabilities {
    */
   readonly stagedCreation?: boolean;
   /**
+   * The driver's staged databases place copies (`StagedDatabase.placeCopy`):
+   * a store stages once and places every later new database from the one it
+   * keeps. The staged-creation family proves a copy holds what the staged
+   * database's open transaction wrote, that the transaction goes on, that an
+   * occupied location is left as found, and that a store then stages once.
+   */
+  readonly stagedCopies?: boolean;
+  /**
    * The driver's calls complete before they return: its connections offer
    * `beginNow` and their transactions `executeNow` (and `commitNow` where
    * nothing is owed between calls), which core uses to run a step without a

@@ -12,6 +12,7 @@
 import { existsSync, statSync } from "node:fs";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { RunStore } from "@runledger/core";
 import { type Driver, isStagingFile, type StageOptions } from "@runledger/core/port";
 import { expect } from "vitest";
 import { FaultInjector } from "../faults.js";
@@ -45,10 +46,19 @@ function countingStages(driver: Driver): { driver: Driver; answers: string[] } {
   };
 }
 
+/** A store whose runs are made the same way whatever the driver: a fixed clock and ids. */
+function fixedStore(fx: Fixtures, driver: Driver): RunStore {
+  let ids = 0;
+  return runStore(fx, { driver, clock: () => 1_700_000_000_000, newId: () => `e-${++ids}` });
+}
+
 /** One run made the same way whatever the driver: fixed clock and ids, two events, checkpointed. */
 async function makeRun(fx: Fixtures, driver: Driver, location: string): Promise<Buffer> {
-  let ids = 0;
-  const store = runStore(fx, { driver, clock: () => 1_700_000_000_000, newId: () => `e-${++ids}` });
+  return makeRunIn(fx, fixedStore(fx, driver), location);
+}
+
+/** `makeRun` with a store of the caller's (`fixedStore`), which may make several. */
+async function makeRunIn(fx: Fixtures, store: RunStore, location: string): Promise<Buffer> {
   const lease = await store.open(location, { create: CREATE });
   await lease.transact(async (tx) => {
     await tx.journal.append({ step: "fetch" });
@@ -56,6 +66,11 @@ async function makeRun(fx: Fixtures, driver: Driver, location: string): Promise<
     await tx.workspace.apply({ put: { "notes/plan.md": "# Plan\n" } });
   });
   await lease.release();
+  return checkpointedBytes(fx, location);
+}
+
+/** The file at `location` once its log is folded in. */
+async function checkpointedBytes(fx: Fixtures, location: string): Promise<Buffer> {
   const checkpoint = await firstRow(fx, location, "PRAGMA wal_checkpoint(TRUNCATE)");
   expect(Number(Object.values(checkpoint)[0]), "checkpoint busy").toBe(0);
   return readFile(location);
@@ -103,6 +118,30 @@ export function describeStagedCreation(fx: Fixtures): void {
         expect(whole.equals(placed), "the two files' bytes").toBe(true);
         const mode = (name: string) => statSync(join(directory, name)).mode;
         expect(mode("whole.sqlite"), "the two files' permissions").toBe(mode("placed.sqlite"));
+        expect(await stagingFiles(directory)).toEqual([]);
+      },
+    );
+
+    staged.it(
+      "a creation that fails on a store's kept staged database leaves it as it was: nothing at that location, and the next run is byte for byte the one created in place",
+      async () => {
+        const directory = await fx.scratchDirectory();
+        const faults = new FaultInjector(fx.driver(), { stage: true });
+        const store = fixedStore(fx, faults.driver);
+        await makeRunIn(fx, store, join(directory, "first.sqlite"));
+        const failed = join(directory, "failed.sqlite");
+        // The run's own row: written on the kept database where it places copies, else on a new one.
+        faults.arm({ nth: 1, match: /^INSERT INTO run /, endsTransaction: true });
+        const failure = await failureOf(() => store.open(failed, { create: CREATE }));
+        faults.disarm();
+        expect(carriesInjected(failure), "the creation's failure").toBe(true);
+        expect(existsSync(failed), "the location of the failed creation").toBe(false);
+        const next = await makeRunIn(fx, store, join(directory, "next.sqlite"));
+        // The same two runs in place, from a store whose ids have gone as far.
+        const inPlaceStore = fixedStore(fx, inPlace(fx.driver()));
+        await makeRunIn(fx, inPlaceStore, join(directory, "first-placed.sqlite"));
+        const placed = await makeRunIn(fx, inPlaceStore, join(directory, "next-placed.sqlite"));
+        expect(next.equals(placed), "the next run's bytes").toBe(true);
         expect(await stagingFiles(directory)).toEqual([]);
       },
     );
@@ -207,5 +246,74 @@ export function describeStagedCreation(fx: Fixtures): void {
       const error = await failureOf(() => runStore(fx).open(join(directory, "b.sqlite")));
       expect(error.code).toBe("not_found");
     });
+  });
+
+  const copies = fx
+    .needs("files", "stagedCreation", "stagedCopies")
+    .because("the driver's staged databases place no copies: every creation stages its own");
+  copies.describe("staged creation from a kept staged database", () => {
+    copies.it(
+      "a copy holds what the staged database's open transaction wrote, the transaction goes on, and an occupied location is left as found",
+      async () => {
+        const directory = await fx.scratchDirectory();
+        const driver = fx.driver();
+        const staged = await driver.stage!(join(directory, "staged.sqlite"), {
+          synchronous: "normal",
+        });
+        expect(staged?.placeCopy, "a staged database that places copies").toBeDefined();
+        const copy = (name: string) => staged!.placeCopy!(join(directory, name));
+        const tx = await staged!.begin("immediate");
+        await tx.execute("CREATE TABLE step (n INTEGER)");
+        await tx.execute("INSERT INTO step (n) VALUES (1)");
+        expect(await copy("one.sqlite")).toBe(true);
+        await tx.execute("INSERT INTO step (n) VALUES (2)");
+        expect(await copy("two.sqlite")).toBe(true);
+        const before = await readFile(join(directory, "one.sqlite"));
+        expect(await copy("one.sqlite"), "a copy to an occupied location").toBe(false);
+        expect((await readFile(join(directory, "one.sqlite"))).equals(before)).toBe(true);
+        await tx.rollback();
+        expect(await copy("none.sqlite")).toBe(true);
+        await staged!.close();
+        const count = async (name: string) =>
+          firstRow(fx, join(directory, name), "SELECT count(*) AS n FROM sqlite_schema");
+        expect(
+          Number(
+            (await firstRow(fx, join(directory, "one.sqlite"), "SELECT sum(n) AS n FROM step")).n,
+          ),
+        ).toBe(1);
+        expect(
+          Number(
+            (await firstRow(fx, join(directory, "two.sqlite"), "SELECT sum(n) AS n FROM step")).n,
+          ),
+        ).toBe(3);
+        expect(Number((await count("none.sqlite")).n), "after the rollback: no table").toBe(0);
+        expect(
+          existsSync(join(directory, "staged.sqlite")),
+          "the staged database's own location",
+        ).toBe(false);
+        expect(await stagingFiles(directory)).toEqual([]);
+      },
+    );
+
+    copies.it(
+      "a store stages once: each later run is placed from the staged database it keeps, byte for byte the run created in place",
+      async () => {
+        const directory = await fx.scratchDirectory();
+        const counting = countingStages(fx.driver());
+        const store = fixedStore(fx, counting.driver);
+        const inPlaceStore = fixedStore(fx, inPlace(fx.driver()));
+        for (const name of ["a", "b", "c"]) {
+          const whole = await makeRunIn(fx, store, join(directory, `${name}-whole.sqlite`));
+          const placed = await makeRunIn(
+            fx,
+            inPlaceStore,
+            join(directory, `${name}-placed.sqlite`),
+          );
+          expect(whole.equals(placed), `run ${name}: the two files' bytes`).toBe(true);
+        }
+        expect(counting.answers, "what the store staged").toEqual(["staged"]);
+        expect(await stagingFiles(directory)).toEqual([]);
+      },
+    );
   });
 }

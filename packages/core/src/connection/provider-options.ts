@@ -46,13 +46,23 @@ export interface EstablishContext<Create> {
 export type Establish<Create> = (context: EstablishContext<Create>) => Promise<void>;
 
 /**
- * Writes a new database's schema and first rows, inside the one transaction
- * it is given. With it, a driver that can stage (`Driver.stage`) builds a
+ * Writes a new database's schema and first rows: `shared`, then `each`, in
+ * one transaction. With it, a driver that can stage (`Driver.stage`) builds a
  * database it is asked to create away from its location and places it there
- * whole; the establish hook then finds an existing database. It must write
- * exactly what the establish hook's creation in place writes.
+ * whole; the establish hook then finds an existing database. Together they
+ * must write exactly what the establish hook's creation in place writes.
  */
-export type Initialize<Create> = (tx: WriteScope, create: Create) => Promise<void>;
+export interface Initialize<Create> {
+  /**
+   * What every new database of the kind holds alike (its schema, its fixed
+   * rows), written first. Where the driver places copies
+   * (`StagedDatabase.placeCopy`), a provider writes it once, into the staged
+   * database it keeps as a template (staged-template.ts).
+   */
+  readonly shared: (tx: WriteScope) => Promise<void>;
+  /** The rest of one database's creation, written after `shared`: what `create` makes its own. */
+  readonly each: (tx: WriteScope, create: Create) => Promise<void>;
+}
 
 export interface ConnectionProviderOptions<Create> {
   readonly driver: Driver;

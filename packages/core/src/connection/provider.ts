@@ -4,7 +4,7 @@
  * only place a driver connection is opened or closed.
  */
 
-import type { AsyncContext, ConnectionSettings, Driver } from "../port/driver.js";
+import type { AsyncContext, ConnectionSettings, Driver, StagedDatabase } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { checkNames } from "../port/options.js";
 import { retryWhileBusy } from "../transaction/busy.js";
@@ -20,6 +20,7 @@ import {
   PROVIDER_OPTIONS,
 } from "./provider-options.js";
 import { deleteDatabase, inUse, whileAlone } from "./remove.js";
+import { type CopyingStagedDatabase, StagedTemplate } from "./staged-template.js";
 
 /** How long one statement waits inside SQLite before core's own retry takes over. */
 const DRIVER_BUSY_SLICE_MS = 100;
@@ -39,6 +40,8 @@ export class ConnectionProvider<Create = unknown> {
   readonly #entries = new Map<string, Entry>();
   readonly #openings = new Map<string, Promise<Entry>>();
   readonly #closings = new Map<string, Promise<void>>();
+  /** The staged database new databases are placed from, once a creation has staged one (staged-template.ts). */
+  #template: StagedTemplate<Create> | undefined;
   #closed = false;
   /** What this provider's leases call back into: not part of the provider's own surface. */
   readonly #owner: LeaseOwner;
@@ -189,6 +192,9 @@ export class ConnectionProvider<Create = unknown> {
     await Promise.allSettled(this.#openings.values());
     await Promise.all([...this.#entries.values()].map((entry) => this.#closeEntry(entry)));
     await Promise.all(this.#closings.values());
+    const template = this.#template;
+    this.#template = undefined;
+    await template?.close();
   }
 
   async #releaseLease(entry: Entry): Promise<void> {
@@ -271,26 +277,71 @@ export class ConnectionProvider<Create = unknown> {
    * the open that follows finds it as an existing database, recognized and
    * checked like any other. Nothing happens when something is at the location
    * already (the establish hook then creates in place), and a failure before
-   * `publish` leaves nothing anywhere.
+   * `publish` leaves nothing anywhere. Where the driver places copies, the
+   * first staged database is kept as this provider's template and every
+   * creation is placed from it (staged-template.ts).
    */
   async #createWhole(canonical: string, create: Create): Promise<void> {
     const initialize = this.#initialize;
     if (initialize === undefined || this.#driver.stage === undefined) return;
+    // False from a placement: another creator placed its database first; the open checks what is there.
+    const kept = this.#template;
+    if (kept?.usable === true) {
+      await kept.place(canonical, create);
+      return;
+    }
     const staged = await this.#driver.stage(canonical, {
       synchronous: this.#settings.synchronous ?? "normal",
     });
     if (staged === undefined) return;
+    if (staged.placeCopy === undefined) {
+      await this.#createOnce(canonical, staged, initialize, create);
+      return;
+    }
+    const built = await StagedTemplate.build(
+      staged as CopyingStagedDatabase,
+      initialize,
+      this.busyTimeoutMs,
+    );
+    // Two first creations at once each build one: the first kept serves every later creation.
+    const template = this.#keep(built);
+    try {
+      await template.place(canonical, create);
+    } finally {
+      if (template !== this.#template) await template.close();
+    }
+  }
+
+  /** A new template, kept unless a usable one was kept meanwhile or the provider is closing. */
+  #keep(built: StagedTemplate<Create>): StagedTemplate<Create> {
+    if (this.#closed || this.#template?.usable === true) return built;
+    const replaced = this.#template;
+    this.#template = built;
+    // A poisoned template: closed once its creation in progress, if any, has finished.
+    void replaced?.close().catch(() => undefined);
+    return built;
+  }
+
+  /** A staged database that places no copies: built whole for one creation and published. */
+  async #createOnce(
+    canonical: string,
+    staged: StagedDatabase,
+    initialize: Initialize<Create>,
+    create: Create,
+  ): Promise<void> {
     try {
       await runWriteTransaction(
         new Entry(canonical, staged),
-        (tx) => initialize(tx, create),
+        async (tx) => {
+          await initialize.shared(tx);
+          await initialize.each(tx, create);
+        },
         this.busyTimeoutMs,
       );
     } catch (error) {
       await staged.close().catch(() => undefined);
       throw error;
     }
-    // False: another creator placed its database first; the open checks what is there.
     await staged.publish();
   }
 

@@ -86,6 +86,17 @@ export interface StagedDatabase extends DriverConnection {
    * there changed.
    */
   publish(): Promise<boolean>;
+  /**
+   * Places at `location`, as `publish` places it — byte for byte, whole or
+   * not at all — this database as its connection sees it now, the writes of
+   * its open transaction included; the connection stays open and its
+   * transaction goes on. False when something is at `location` (nothing
+   * there changed). Optional: with it, core keeps a store's staged database
+   * as a template — the part of a creation every database shares, committed
+   * once — and places each new database from it, in a transaction it then
+   * rolls back (docs/writing-an-adapter.md, `stage`).
+   */
+  placeCopy?(location: string): Promise<boolean>;
 }
 
 /** The two methods of an async context store that core uses. */

@@ -10,7 +10,7 @@ import { RunledgerError } from "../port/errors.js";
 import { toJsonText } from "../port/json.js";
 import { checkNames } from "../port/options.js";
 import type { Row } from "../port/values.js";
-import { createSchema } from "../schema/create.js";
+import { createObjects, finishSchema } from "../schema/create.js";
 import { asDamage, describeFresh, encodingMismatch, recognize } from "../schema/recognize.js";
 import type { WriteScope } from "../transaction/scope.js";
 import { WORKSPACE_ENCODING_V1 } from "../workspace/encoding.js";
@@ -69,10 +69,18 @@ export function establishRun(context: RunContext): Establish<RunCreate> {
 /**
  * The run database's creation for a driver that stages (port/staged-file.ts):
  * the same statements as `establishRun`'s creation in place, so the same
- * bytes, on a database no one else sees until it is placed whole.
+ * bytes, on a database no one else sees until it is placed whole. `shared`
+ * is the part every run's file holds alike (the schema, the identity row, the
+ * empty root), written first; `each` the rest, the run's own row and
+ * user_version — so a driver that places copies builds `shared` once per
+ * store (connection/staged-template.ts).
  */
 export function initializeRun(context: RunContext): Initialize<RunCreate> {
-  return (tx, create) => createRun(tx, create, context, false);
+  return {
+    shared: (tx) => createSharedRun(tx, false),
+    // Bad input refused before the run's row, as in place before anything.
+    each: (tx, create) => createOwnRun(tx, create, validateCreate(create), context),
+  };
 }
 
 /** Refuses a malformed create request before any file is touched. */
@@ -95,6 +103,7 @@ export function validateCreate(create: RunCreate): string | null {
     : toJsonText(create.definition, "create.definition");
 }
 
+/** A run's creation in place: the part every run shares, then its own; bad input refused first. */
 async function createRun(
   tx: WriteScope,
   create: RunCreate,
@@ -102,8 +111,13 @@ async function createRun(
   remote: boolean,
 ): Promise<void> {
   const definition = validateCreate(create);
-  const now = context.clock();
-  await createSchema(
+  await createSharedRun(tx, remote);
+  await createOwnRun(tx, create, definition, context);
+}
+
+/** What every run's file holds alike: the schema, its identity row and the empty root's node. */
+async function createSharedRun(tx: WriteScope, remote: boolean): Promise<void> {
+  await createObjects(
     tx,
     SCHEMA_V1,
     async () => {
@@ -112,14 +126,25 @@ async function createRun(
         [APPLICATION_ID, "runledger run database", RUN_SCHEMA_VERSION, WORKSPACE_ENCODING_V1],
       );
       await insertObjects(tx, nodeRows([EMPTY_NODE]));
-      await tx.execute(
-        `INSERT INTO run (singleton, workflow_id, run_id, definition, status, created_at, updated_at)
-VALUES (1, ?, ?, ?, 'running', ?, ?)`,
-        [create.workflowId, create.runId, definition, now, now],
-      );
     },
     { remote },
   );
+}
+
+/** What is a run's own: its row (`definition` as `validateCreate` gave it), then user_version, the creation's last write. */
+async function createOwnRun(
+  tx: WriteScope,
+  create: RunCreate,
+  definition: string | null,
+  context: RunContext,
+): Promise<void> {
+  const now = context.clock();
+  await tx.execute(
+    `INSERT INTO run (singleton, workflow_id, run_id, definition, status, created_at, updated_at)
+VALUES (1, ?, ?, ?, 'running', ?, ?)`,
+    [create.workflowId, create.runId, definition, now, now],
+  );
+  await finishSchema(tx, SCHEMA_V1);
 }
 
 /**

@@ -17,7 +17,26 @@ import type { SchemaManifest } from "./manifest.js";
  * never look finished.
  */
 export async function createSchema(
-  executor: Executor & { readonly executeScript?: (sql: string) => Promise<void> },
+  executor: ScriptExecutor,
+  manifest: SchemaManifest,
+  populate: () => Promise<void>,
+  options: { readonly remote?: boolean } = {},
+): Promise<void> {
+  await createObjects(executor, manifest, populate, options);
+  await finishSchema(executor, manifest);
+}
+
+/** An executor that may run a whole script in one call. */
+type ScriptExecutor = Executor & { readonly executeScript?: (sql: string) => Promise<void> };
+
+/**
+ * `createSchema` up to its last write: application_id, every object and the
+ * caller's rows, with user_version still 0. A creation that places many
+ * databases from one built once (connection/staged-template.ts) stops here,
+ * and each database adds its own rows and `finishSchema`.
+ */
+export async function createObjects(
+  executor: ScriptExecutor,
   manifest: SchemaManifest,
   populate: () => Promise<void>,
   options: { readonly remote?: boolean } = {},
@@ -41,6 +60,10 @@ export async function createSchema(
     for (const sql of statements) await executor.execute(sql);
   }
   await populate();
+}
+
+/** `createSchema`'s last write, user_version: only now does the database look finished. */
+export async function finishSchema(executor: Executor, manifest: SchemaManifest): Promise<void> {
   await executor.execute(`PRAGMA user_version = ${integer(manifest.userVersion)}`);
 }
 

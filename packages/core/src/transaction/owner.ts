@@ -146,25 +146,7 @@ function runBegun<T>(
   fn: (tx: WriteScope) => Promise<T>,
   optimism: Optimism | undefined,
 ): Promise<T> | Done<T> {
-  const state: TransactionState = optimism === undefined ? {} : { optimism };
-  const savepoints = new Savepoints(
-    transaction,
-    {
-      // Ended by SQLite or the server: never committed, the failure keeps its code.
-      ended: (failure) => {
-        state.doomed ??= failure;
-      },
-      failed: (failure, cleanupFailure) => {
-        // A poisoned transaction never commits, even if a callback swallows this.
-        const poisoned = entry.poison(failure, cleanupFailure);
-        state.doomed ??= poisoned;
-        throw poisoned;
-      },
-    },
-    // A server's client learns late that the server ended a transaction (see Savepoints).
-    { deferrable: entry.connection.remote !== true },
-  );
-  const scope = new WriteScope(transaction, savepoints, state);
+  const scope = writeScope(entry, transaction, optimism === undefined ? {} : { optimism });
   let returned: Promise<T>;
   try {
     returned = fn(scope);
@@ -192,6 +174,66 @@ function runBegun<T>(
     return rollBackAfter(entry, transaction, commitFailure(failure, entry.location));
   }
   return new Done(value);
+}
+
+/** What a write transaction's callback is given: `transaction` with its savepoints and state. */
+function writeScope(
+  entry: TransactionHost,
+  transaction: DriverTransaction,
+  state: TransactionState,
+): WriteScope {
+  const savepoints = new Savepoints(
+    transaction,
+    {
+      // Ended by SQLite or the server: never committed, the failure keeps its code.
+      ended: (failure) => {
+        state.doomed ??= failure;
+      },
+      failed: (failure, cleanupFailure) => {
+        // A poisoned transaction never commits, even if a callback swallows this.
+        const poisoned = entry.poison(failure, cleanupFailure);
+        state.doomed ??= poisoned;
+        throw poisoned;
+      },
+    },
+    // A server's client learns late that the server ended a transaction (see Savepoints).
+    { deferrable: entry.connection.remote !== true },
+  );
+  return new WriteScope(transaction, savepoints, state);
+}
+
+/**
+ * A write transaction whose writes are never kept: BEGIN IMMEDIATE → fn(tx)
+ * → ROLLBACK, whatever fn does; fn's failure is thrown after the ROLLBACK. For
+ * work that must see its own writes and then leave the database as it was: a
+ * new database placed from a provider's kept template
+ * (connection/staged-template.ts). A failed ROLLBACK poisons the entry.
+ */
+export async function runDiscardedTransaction<T>(
+  entry: TransactionHost,
+  fn: (tx: WriteScope) => Promise<T>,
+  busyDeadlineMs: number,
+): Promise<T> {
+  const transaction = await retryWhileBusy(
+    () => entry.connection.begin("immediate"),
+    busyDeadlineMs,
+    `cannot start a write transaction on ${entry.location}`,
+  );
+  const scope = writeScope(entry, transaction, {});
+  let outcome: { ok: true; value: T } | { ok: false; error: unknown };
+  try {
+    const value = await fn(scope);
+    if (scope.doomed !== undefined) throw scope.doomed;
+    if (scope.hasEscapedWork) throw escaped("transaction");
+    endScope(scope);
+    outcome = { ok: true, value };
+  } catch (error) {
+    endScope(scope, () => escapeOf(error));
+    outcome = { ok: false, error };
+  }
+  await rollBack(entry, transaction, outcome.ok ? undefined : outcome.error);
+  if (!outcome.ok) throw outcome.error;
+  return outcome.value;
 }
 
 /** The callback's promise settled: COMMIT; any throw, ROLLBACK (see runWriteTransaction). */
