@@ -121,7 +121,8 @@ export interface ConformanceCapabilities {
    * a store stages once and places every later new database from the one it
    * keeps. The staged-creation family proves a copy holds what the staged
    * database's open transaction wrote, that the transaction goes on, that an
-   * occupied location is left as found, and that a store then stages once.
+   * occupied location is left as found, and that a store then stages once,
+   * keeping that staged database open until the store closes.
    */
   readonly stagedCopies?: boolean;
   /**

@@ -13,7 +13,12 @@ import { existsSync, statSync } from "node:fs";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { RunStore } from "@runledger/core";
-import { type Driver, isStagingFile, type StageOptions } from "@runledger/core/port";
+import {
+  type Driver,
+  isStagingFile,
+  type StagedDatabase,
+  type StageOptions,
+} from "@runledger/core/port";
 import { expect } from "vitest";
 import { FaultInjector } from "../faults.js";
 import { type Fixtures, failureOf } from "../fixtures.js";
@@ -40,6 +45,39 @@ function countingStages(driver: Driver): { driver: Driver; answers: string[] } {
               const staged = await stage(location, options);
               answers.push(staged === undefined ? "declined" : "staged");
               return staged;
+            },
+          }),
+    },
+  };
+}
+
+/** The subject's driver, counting how many of its staged databases were closed. */
+function countingCloses(driver: Driver): { driver: Driver; closed: () => number } {
+  let closed = 0;
+  const stage = driver.stage?.bind(driver);
+  const counted = (staged: StagedDatabase): StagedDatabase =>
+    new Proxy(staged, {
+      get(target, key) {
+        if (key === "close") {
+          return () => {
+            closed++;
+            return target.close();
+          };
+        }
+        const value: unknown = Reflect.get(target, key, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  return {
+    closed: () => closed,
+    driver: {
+      ...driver,
+      ...(stage === undefined
+        ? {}
+        : {
+            stage: async (location: string, options: StageOptions) => {
+              const staged = await stage(location, options);
+              return staged === undefined ? undefined : counted(staged);
             },
           }),
     },
@@ -315,5 +353,17 @@ export function describeStagedCreation(fx: Fixtures): void {
         expect(await stagingFiles(directory)).toEqual([]);
       },
     );
+
+    copies.it("the store keeps its staged database open until it is closed", async () => {
+      const directory = await fx.scratchDirectory();
+      const counting = countingCloses(fx.driver());
+      const store = runStore(fx, { driver: counting.driver });
+      for (const name of ["a", "b"]) {
+        await (await store.open(join(directory, `${name}.sqlite`), { create: CREATE })).release();
+      }
+      expect(counting.closed(), "staged databases closed while the store is open").toBe(0);
+      await store.close();
+      expect(counting.closed(), "staged databases closed with the store").toBe(1);
+    });
   });
 }
