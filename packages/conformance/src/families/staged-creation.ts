@@ -7,7 +7,10 @@
  * statement of the build, or the publish — leaves nothing at the location
  * nor a staging file beside it, while the next creation succeeds. Where
  * something is at the location already, even an empty file, the driver
- * declines and the run is created in place.
+ * declines and the run is created in place. Where its staged database places
+ * copies (`placeCopy`), a store stages once and places every later run from
+ * the one it keeps: the same bytes run after run, a creation that fails there
+ * leaving it as it was, and the store closing it.
  */
 import { existsSync, statSync } from "node:fs";
 import { readdir, readFile, writeFile } from "node:fs/promises";
