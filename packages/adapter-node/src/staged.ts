@@ -39,7 +39,7 @@ export class StagedNodeDatabase extends NodeConnection implements StagedDatabase
     if (!(await this.#placement.mayPlace(location))) return false;
     let image: Uint8Array;
     try {
-      image = finishStagedImage(this.#db.serialize(), versionNumber(this.#db));
+      image = this.#finishedImage();
     } catch (error) {
       throw translate(error, "cannot copy a staged database");
     }
@@ -55,13 +55,18 @@ export class StagedNodeDatabase extends NodeConnection implements StagedDatabase
           "a staged database was published inside a transaction; report this as a bug",
         );
       }
-      image = finishStagedImage(this.#db.serialize(), versionNumber(this.#db));
+      image = this.#finishedImage();
     } catch (error) {
       throw translate(error, "cannot finish a staged database");
     } finally {
       await this.close();
     }
     return this.#placement.place(this.#placement.location, image);
+  }
+
+  /** The database as this connection sees it now, as a file at its location would hold it. */
+  #finishedImage(): Uint8Array {
+    return finishStagedImage(this.#db.serialize(), versionNumber(this.#db));
   }
 }
 

@@ -33,29 +33,16 @@ function inPlace(driver: Driver): Driver {
   return rest;
 }
 
-/** The subject's driver, counting what its `stage` answered: staged, or declined (undefined). */
-function countingStages(driver: Driver): { driver: Driver; answers: string[] } {
+/**
+ * The subject's driver, counting what its `stage` answered — staged, or
+ * declined (undefined) — and how many of the staged databases were closed.
+ */
+function countingStages(driver: Driver): {
+  driver: Driver;
+  answers: string[];
+  closed: () => number;
+} {
   const answers: string[] = [];
-  const stage = driver.stage?.bind(driver);
-  return {
-    answers,
-    driver: {
-      ...driver,
-      ...(stage === undefined
-        ? {}
-        : {
-            stage: async (location: string, options: StageOptions) => {
-              const staged = await stage(location, options);
-              answers.push(staged === undefined ? "declined" : "staged");
-              return staged;
-            },
-          }),
-    },
-  };
-}
-
-/** The subject's driver, counting how many of its staged databases were closed. */
-function countingCloses(driver: Driver): { driver: Driver; closed: () => number } {
   let closed = 0;
   const stage = driver.stage?.bind(driver);
   const counted = (staged: StagedDatabase): StagedDatabase =>
@@ -72,6 +59,7 @@ function countingCloses(driver: Driver): { driver: Driver; closed: () => number 
       },
     });
   return {
+    answers,
     closed: () => closed,
     driver: {
       ...driver,
@@ -80,6 +68,7 @@ function countingCloses(driver: Driver): { driver: Driver; closed: () => number 
         : {
             stage: async (location: string, options: StageOptions) => {
               const staged = await stage(location, options);
+              answers.push(staged === undefined ? "declined" : "staged");
               return staged === undefined ? undefined : counted(staged);
             },
           }),
@@ -359,7 +348,7 @@ export function describeStagedCreation(fx: Fixtures): void {
 
     copies.it("the store keeps its staged database open until it is closed", async () => {
       const directory = await fx.scratchDirectory();
-      const counting = countingCloses(fx.driver());
+      const counting = countingStages(fx.driver());
       const store = runStore(fx, { driver: counting.driver });
       for (const name of ["a", "b"]) {
         await (await store.open(join(directory, `${name}.sqlite`), { create: CREATE })).release();

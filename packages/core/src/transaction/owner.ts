@@ -219,21 +219,36 @@ export async function runDiscardedTransaction<T>(
     busyDeadlineMs,
     `cannot start a write transaction on ${entry.location}`,
   );
-  const scope = writeScope(entry, transaction, {});
-  let outcome: { ok: true; value: T } | { ok: false; error: unknown };
-  try {
-    const value = await fn(scope);
-    if (scope.doomed !== undefined) throw scope.doomed;
-    if (scope.hasEscapedWork) throw escaped("transaction");
-    endScope(scope);
-    outcome = { ok: true, value };
-  } catch (error) {
-    endScope(scope, () => escapeOf(error));
-    outcome = { ok: false, error };
-  }
+  const outcome = await runToEnd(writeScope(entry, transaction, {}), fn);
   await rollBack(entry, transaction, outcome.ok ? undefined : outcome.error);
   if (!outcome.ok) throw outcome.error;
   return outcome.value;
+}
+
+/** What a callback ended with: its value, or its failure. */
+type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/**
+ * `fn` run on `scope` to its end, for a transaction that is rolled back
+ * afterwards whatever happens: its value, or its failure — a write scope's
+ * doom first, then work the callback left running (`callback_escaped`). The
+ * scope is ended either way, the work left behind failing with the error
+ * the caller gets. Never throws.
+ */
+async function runToEnd<S extends ReadScope | WriteScope, T>(
+  scope: S,
+  fn: (scope: S) => Promise<T>,
+): Promise<Outcome<T>> {
+  try {
+    const value = await fn(scope);
+    if (scope instanceof WriteScope && scope.doomed !== undefined) throw scope.doomed;
+    if (scope.hasEscapedWork) throw escaped("transaction");
+    endScope(scope);
+    return { ok: true, value };
+  } catch (error) {
+    endScope(scope, () => escapeOf(error));
+    return { ok: false, error };
+  }
 }
 
 /** The callback's promise settled: COMMIT; any throw, ROLLBACK (see runWriteTransaction). */
@@ -304,19 +319,10 @@ export async function runReadTransaction<T>(
   const toggle = !entry.readOnly && connection.remote !== true;
   if (toggle) await connection.execute("PRAGMA query_only = 1");
   let transaction: DriverTransaction | undefined;
-  let outcome: { ok: true; value: T } | { ok: false; error: unknown };
+  let outcome: Outcome<T>;
   try {
     transaction = await connection.begin("deferred");
-    const scope = new ReadScope(transaction);
-    try {
-      const value = await fn(scope);
-      if (scope.hasEscapedWork) throw escaped("transaction");
-      endScope(scope);
-      outcome = { ok: true, value };
-    } catch (error) {
-      endScope(scope, () => escapeOf(error));
-      throw error;
-    }
+    outcome = await runToEnd(new ReadScope(transaction), fn);
   } catch (error) {
     outcome = { ok: false, error };
   }
