@@ -283,6 +283,31 @@ export function describeRunSchema(fx: Fixtures): void {
       expect(error.details).toEqual({ workflowId: CREATE.workflowId, runId: CREATE.runId });
     });
 
+    it("refuses a create naming another run however the open meets the entry: establishing it, finding it open, or joining its opening", async () => {
+      const other = { workflowId: CREATE.workflowId, runId: "other" };
+      const mismatch = (error: { code: string; details?: unknown }) => {
+        expect(error.code).toBe("run_identity_mismatch");
+        expect(error.details).toEqual({ workflowId: CREATE.workflowId, runId: CREATE.runId });
+      };
+      // Found open: a lease of the same store holds the entry.
+      const store = runStore(fx);
+      const location = fx.location();
+      const held = await store.open(location, { create: CREATE });
+      mismatch(await failureOf(() => store.open(location, { create: other })));
+      await held.release();
+      // Joined: two opens at once, the second sharing the first's opening.
+      const joining = runStore(fx);
+      const first = joining.open(location, { create: CREATE });
+      mismatch(await failureOf(() => joining.open(location, { create: other })));
+      await (await first).release();
+      // Establishing: a store with nothing open there, the identity checked by the open itself.
+      mismatch(await failureOf(() => runStore(fx).open(location, { create: other })));
+      // The run is as it was, and the same create opens it wherever the entry stands.
+      const again = await store.open(location, { create: CREATE });
+      expect((await again.read((r) => r.run.get())).runId).toBe(CREATE.runId);
+      await again.release();
+    });
+
     // biome-ignore format: gated registration; the body keeps its formatting for the merge
     files.it("refuses a missing location without create as not_found and creates no file", async () => {
       const location = fx.location();

@@ -48,11 +48,18 @@ export class Lease {
   readonly #entry: Entry;
   readonly #owner: LeaseOwner;
   #released = false;
+  /**
+   * @internal Whether the open that made this lease ran the entry's establish
+   * hook itself, with its own request — rather than finding the entry open, or
+   * joining another open's opening: what the hook checked, it checked for this caller.
+   */
+  readonly established: boolean;
 
   /** @internal Leases come from `ConnectionProvider.open`. */
-  constructor(entry: Entry, owner: LeaseOwner) {
+  constructor(entry: Entry, owner: LeaseOwner, established = false) {
     this.#entry = entry;
     this.#owner = owner;
+    this.established = established;
   }
 
   /** The canonical location this lease reaches. */

@@ -124,7 +124,7 @@ export class ConnectionProvider<Create = unknown> {
         continue;
       }
       const started = this.#startOpening(canonical, key, request);
-      return this.#lease(await started);
+      return this.#lease(await started, true);
     }
   }
 
@@ -351,11 +351,11 @@ export class ConnectionProvider<Create = unknown> {
     return { synchronous: this.#settings.synchronous };
   }
 
-  #lease(entry: Entry): Lease {
+  #lease(entry: Entry, established = false): Lease {
     entry.cancelIdle?.();
     entry.cancelIdle = undefined;
     entry.leases++;
-    return new Lease(entry, this.#owner);
+    return new Lease(entry, this.#owner, established);
   }
 
   #closeEntry(entry: Entry): Promise<void> {

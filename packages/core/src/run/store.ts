@@ -116,7 +116,8 @@ export class RunStore extends ProviderStore<RunCreate> {
       }
       throw error;
     }
-    if (create !== undefined) await checkIdentity(lease, create);
+    // The establish hook checked the identity for the open that ran it; any other checks here.
+    if (create !== undefined && !lease.lease.established) await checkIdentity(lease, create);
     // Every open reconciles the run's row: whatever a lost note left, this mends.
     await this.#note(lease);
     return lease;
@@ -297,7 +298,7 @@ export class RunStore extends ProviderStore<RunCreate> {
   }
 }
 
-/** An entry already open was recognized for its first opener; a later `create` must name the same run. */
+/** An entry already open, or opening, was recognized for another opener; this `create` must name the same run. */
 async function checkIdentity(lease: RunLease, create: RunCreate): Promise<void> {
   const run = await lease.read((r) => r.run.get());
   if (run.workflowId === create.workflowId && run.runId === create.runId) return;
