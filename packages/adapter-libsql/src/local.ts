@@ -122,7 +122,6 @@ export class LocalConnection implements DriverConnection, SynchronousSession {
   get commitsNow(): boolean {
     return this.#turn === undefined;
   }
-  readonly beginNow = (mode: BeginMode): DriverTransaction => this.#transactions.beginNow(mode);
   #db: LocalHandle;
   #cache: StatementCache<Prepared>;
   #synchronous: ConnectionSettings["synchronous"];
@@ -230,6 +229,15 @@ export class LocalConnection implements DriverConnection, SynchronousSession {
     const turn = this.#turn;
     this.#turn = undefined;
     return turn;
+  }
+
+  /**
+   * `begin`, run now. A method, not a function kept on each connection: the
+   * call site in core then sees one function for every connection, and its
+   * optimized code is not thrown away when a process opens its next run.
+   */
+  beginNow(mode: BeginMode): DriverTransaction {
+    return this.#transactions.beginNow(mode);
   }
 
   begin(mode: BeginMode): Promise<DriverTransaction> {
