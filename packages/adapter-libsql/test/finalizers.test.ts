@@ -91,8 +91,7 @@ describe("adapter-libsql lets statement finalizers run", () => {
     const connection = await openConnection();
     try {
       await resetCount(connection);
-      const beginNow = connection.beginNow;
-      if (beginNow === undefined) throw new Error("a local connection begins now");
+      if (connection.beginNow === undefined) throw new Error("a local connection begins now");
       let turned = false;
       setImmediate(() => {
         turned = true;
@@ -102,7 +101,7 @@ describe("adapter-libsql lets statement finalizers run", () => {
       let transactions = 0;
       let committedNow = 0;
       while (!turned && transactions < 2 * STATEMENTS_PER_TURN) {
-        const transaction = beginNow("immediate");
+        const transaction = connection.beginNow("immediate");
         transactions++;
         transaction.executeNow?.(distinct(), []);
         if (transaction.commitNow === undefined) await transaction.commit();

@@ -184,7 +184,12 @@ export function describeEscapedWork(fx: Fixtures): void {
         await expectRefusedEscape(
           lease,
           async (tx) => {
-            stray = tx.workspace.apply({ put: { "escaped.txt": "escaped" } });
+            // An apply that checks an expectation reads before it writes: still running here,
+            // on every driver (a step's apply, done at once on a synchronous one, would not be).
+            stray = tx.workspace.apply(
+              { put: { "escaped.txt": "escaped" } },
+              { expect: { "escaped.txt": "absent" } },
+            );
             stray.catch(() => undefined);
           },
           () => stray,

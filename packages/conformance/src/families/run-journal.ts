@@ -210,6 +210,67 @@ export function describeRunJournal(fx: Fixtures): void {
     );
 
     fx.needs("walSharedMemory").it(
+      "a lease's first step builds on the newest event, read under the write lock after another handle wrote: one journal INSERT, never a stale one",
+      async () => {
+        const faults = new FaultInjector(fx.driver());
+        const location = fx.location();
+        const lease = await openRun(fx, location, { driver: faults.driver });
+        const other = await runStore(fx).open(location);
+        onTestFinished(() => other.release());
+        // Written by the other handle after this lease was opened, before its first write.
+        await other.transact((tx) => tx.workspace.apply({ put: { "state/theirs.json": "1" } }));
+        await other.transact((tx) => tx.journal.append({ n: "same root" }));
+        const mark = faults.statements.length;
+        const first = await lease.transact((tx) =>
+          tx.workspace.apply({ put: { "state/mine.json": "2" } }),
+        );
+        expect(first).toMatchObject({
+          sequence: 3,
+          rootId: referenceRootId(
+            new Map([
+              ["state/mine.json", utf8("2")],
+              ["state/theirs.json", utf8("1")],
+            ]),
+          ),
+        });
+        const inserts = faults.statements
+          .slice(mark)
+          .filter((sql) => /INSERT INTO journal/.test(sql));
+        expect(inserts).toHaveLength(1);
+        expect((await lease.verify()).problems).toStrictEqual([]);
+      },
+    );
+
+    fx.needs("callsNow")
+      .because("a driver whose calls settle later reads the newest event inside the apply")
+      .it(
+        "a run's first step goes the way of its later ones: the newest event and the anchor read once, no object read, no savepoint",
+        async () => {
+          const faults = new FaultInjector(fx.driver());
+          const lease = await openRun(fx, fx.location(), { driver: faults.driver });
+          const step = async (n: number) => {
+            const mark = faults.statements.length;
+            await lease.transact((tx) =>
+              tx.workspace.apply({ put: { "state/output.json": `{"n":${n}}` } }),
+            );
+            return faults.statements.slice(mark);
+          };
+          const first = await step(1);
+          expect(
+            first.filter((sql) => /FROM journal ORDER BY sequence DESC/.test(sql)),
+          ).toHaveLength(1);
+          expect(first.filter((sql) => /FROM journal_anchor/.test(sql))).toHaveLength(1);
+          expect(first.filter((sql) => /workspace_object|SAVEPOINT/.test(sql))).toStrictEqual([]);
+          expect(first.filter((sql) => /INSERT INTO journal/.test(sql))).toHaveLength(1);
+          // The next step reads nothing: the lease's guess is the event its first step wrote.
+          const second = await step(2);
+          expect(second.filter((sql) => /^\s*SELECT/i.test(sql))).toStrictEqual([]);
+          expect(second.filter((sql) => /INSERT INTO journal/.test(sql))).toHaveLength(1);
+          expect((await lease.verify()).problems).toStrictEqual([]);
+        },
+      );
+
+    fx.needs("walSharedMemory").it(
       "records the other handle's root when its apply lands right after this lease's rolled-back work",
       async () => {
         const { lease, other } = await twoHandles(fx);

@@ -181,7 +181,11 @@ export interface DriverConnection extends Executor {
    * `commitNow` by a driver whose calls complete synchronously and owe
    * nothing between them (better-sqlite3). Core then begins, runs a step's
    * one statement and commits without a promise of its own, and retries a
-   * busy BEGIN the ordinary way. Absent: core uses `begin`.
+   * busy BEGIN the ordinary way. Absent: core uses `begin`. Offer it as a
+   * method of the connection's class rather than a function made for each
+   * connection: core calls it from one place for every connection, and a
+   * new function there makes V8 discard that place's optimized code each
+   * time a process opens another database.
    */
   readonly beginNow?: (mode: BeginMode) => DriverTransaction;
   /** Applies journal mode and synchronous. Core calls it only after recognition. */

@@ -32,6 +32,7 @@ import type { Executor } from "../port/driver.js";
 import type { HashFunctions } from "../port/hash.js";
 import { keysetRows } from "../port/keyset.js";
 import type { Row } from "../port/values.js";
+import type { WriteScope } from "../transaction/scope.js";
 
 /** What the first event of a run with no anchor chains from: 32 zero bytes. */
 export const GENESIS_DIGEST: Uint8Array = new Uint8Array(32);
@@ -139,9 +140,7 @@ export interface Anchor {
 
 /** The journal's anchor row, if it has one. */
 export async function readAnchor(executor: Executor): Promise<Anchor | undefined> {
-  const row = (await executor.execute(ANCHOR)).rows[0];
-  if (row === undefined) return undefined;
-  return { sequence: Number(row.sequence), digest: row.digest as Uint8Array };
+  return anchorOf((await executor.execute(ANCHOR)).rows[0]);
 }
 
 /**
@@ -150,6 +149,18 @@ export async function readAnchor(executor: Executor): Promise<Anchor | undefined
  */
 export async function firstLink(executor: Executor): Promise<Uint8Array> {
   return (await readAnchor(executor))?.digest ?? GENESIS_DIGEST;
+}
+
+/** `firstLink`, read before this returns where the scope runs statements now; else undefined, nothing read. */
+export function firstLinkNow(scope: WriteScope): Uint8Array | undefined {
+  const read = scope.executeNow(ANCHOR, []);
+  return read === undefined ? undefined : (anchorOf(read.rows[0])?.digest ?? GENESIS_DIGEST);
+}
+
+function anchorOf(row: Row | undefined): Anchor | undefined {
+  return row === undefined
+    ? undefined
+    : { sequence: Number(row.sequence), digest: row.digest as Uint8Array };
 }
 
 /**

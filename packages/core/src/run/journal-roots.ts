@@ -8,6 +8,8 @@
  */
 import { toHex } from "../port/bytes.js";
 import type { Executor } from "../port/driver.js";
+import type { Row } from "../port/values.js";
+import type { WriteScope } from "../transaction/scope.js";
 import { EMPTY_ROOT_ID_BYTES } from "../workspace/node-encoding.js";
 import type { JournalRoots, RootBase, RootRef } from "../workspace/root-journal.js";
 
@@ -43,7 +45,16 @@ GROUP BY root_id ORDER BY min(sequence)`;
  * digest. Under the write lock this is exact.
  */
 export async function readHead(executor: Executor): Promise<RootBase> {
-  const row = (await executor.execute(HEAD)).rows[0];
+  return headOf((await executor.execute(HEAD)).rows[0]);
+}
+
+/** `readHead`, read before this returns where the scope runs statements now; else undefined, nothing read. */
+export function readHeadNow(scope: WriteScope): RootBase | undefined {
+  const read = scope.executeNow(HEAD, []);
+  return read === undefined ? undefined : headOf(read.rows[0]);
+}
+
+function headOf(row: Row | undefined): RootBase {
   if (row === undefined) return { sequence: 0, root: EMPTY_ROOT_ID_BYTES };
   const bytes = row.root_node;
   const head = {

@@ -4,17 +4,20 @@
  * its digest, and the workspace root each event records — an apply's new
  * root published by its event. (Its reads: ./journal-reader.ts.)
  */
-import { toHex } from "../port/bytes.js";
+import { sameBytes, toHex } from "../port/bytes.js";
 import type { QueryResult } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import { type JsonObject, toJsonText } from "../port/json.js";
 import { checkNames } from "../port/options.js";
 import type { SqlValue } from "../port/values.js";
 import type { WriteScope } from "../transaction/scope.js";
+import type { NodeCache } from "../workspace/node-cache.js";
+import { EMPTY_NODE, EMPTY_ROOT_ID_BYTES } from "../workspace/node-encoding.js";
+import { holdRoot } from "../workspace/node-loader.js";
 import type { RootBase } from "../workspace/root-journal.js";
-import { eventDigest, firstLink } from "./chain.js";
+import { eventDigest, firstLink, firstLinkNow } from "./chain.js";
 import { checkKey, damagedEvent, isJsonText, isRootId, JournalReader } from "./journal-reader.js";
-import { readHead } from "./journal-roots.js";
+import { readHead, readHeadNow } from "./journal-roots.js";
 import { isLifecycleRefusal, lifecycleRefusal } from "./lifecycle.js";
 import type { AppendResult, RunContext, RunStatus } from "./types.js";
 
@@ -70,7 +73,7 @@ export class JournalWriter extends JournalReader {
   readonly #context: RunContext;
   readonly #hint: RootHint;
 
-  constructor(scope: WriteScope, context: RunContext, hint: RootHint = { root: undefined }) {
+  constructor(scope: WriteScope, context: RunContext, hint: RootHint = noHint()) {
     super(scope);
     this.#scope = scope;
     this.#context = context;
@@ -398,8 +401,42 @@ function storageFailure(cause?: unknown): RunledgerError {
  */
 export interface RootHint {
   root: Uint8Array | undefined;
-  sequence?: number | undefined;
-  digest?: Uint8Array | undefined;
+  sequence: number | undefined;
+  digest: Uint8Array | undefined;
+}
+
+/** A hint naming no event yet, every field there from the start: a lease's hint keeps one shape. */
+export function noHint(): RootHint {
+  return { root: undefined, sequence: undefined, digest: undefined };
+}
+
+/**
+ * A lease with no guess yet (its first write) takes one from the newest
+ * event, read now, under the write lock — so exact — where the scope runs
+ * statements now (a synchronous driver's). With the root's node at hand —
+ * held in that event, or the empty root — the transaction's first apply or
+ * append then goes the way every later one does, on the guess
+ * (workspace/apply.ts, `publishHeldNow`), instead of reading the head itself
+ * and taking the general edit: a run's first step costs what its later ones
+ * do, and runs the same code. Nothing where the scope cannot read now, where
+ * the root is not held (the apply reads it), or where a read fails (the
+ * apply's own reads meet that again, and say so).
+ */
+export function primeHint(scope: WriteScope, hint: RootHint, nodes: NodeCache): void {
+  let head: RootBase | undefined;
+  let digest: Uint8Array | undefined;
+  try {
+    head = readHeadNow(scope);
+    digest = head === undefined ? undefined : (head.digest ?? firstLinkNow(scope));
+  } catch {
+    return;
+  }
+  if (head === undefined || digest === undefined) return;
+  const empty = sameBytes(head.root, EMPTY_ROOT_ID_BYTES);
+  if (!holdRoot(nodes, head.root, head.rootBytes ?? (empty ? EMPTY_NODE.bytes : undefined))) return;
+  hint.root = head.root;
+  hint.sequence = head.sequence;
+  hint.digest = digest;
 }
 
 /** A journal record as stored, or `invalid_json`. */

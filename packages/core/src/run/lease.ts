@@ -7,7 +7,7 @@ import type { Lease } from "../connection/lease.js";
 import { checkNames } from "../port/options.js";
 import type { WriteScope } from "../transaction/scope.js";
 import type { VerifyProgress } from "../workspace/verify.js";
-import type { RootHint } from "./journal.js";
+import { noHint, primeHint, type RootHint } from "./journal.js";
 import { type RunMarks, RunSnapshot, RunTransaction } from "./scopes.js";
 import {
   checkOptimistic,
@@ -24,7 +24,7 @@ export class RunLease {
   readonly #lease: Lease;
   readonly #context: RunContext;
   /** The last event this lease saw appended: a guess SQLite checks on every use (see RootHint). */
-  readonly #hint: RootHint = { root: undefined };
+  readonly #hint: RootHint = noHint();
   /** The store's catalog note, when it has a catalog: after a stop or resume, and at release. */
   readonly #note: ((lease: RunLease) => Promise<void>) | undefined;
 
@@ -78,6 +78,7 @@ export class RunLease {
       // A second run of an optimistic transaction: the server refused the first, so the view it
       // was sent on is not trusted; this run reads the newest event under the write lock.
       if (++attempts > 1) forget(hint);
+      if (hint.root === undefined) primeHint(scope, hint, context.workspace.nodes);
       const run = () => fn(new RunTransaction(scope, context, hint, marks));
       return key === undefined ? run() : keyed(scope, key, context, run);
     };

@@ -10,7 +10,7 @@ import { WorkspaceReader } from "../workspace/reader.js";
 import type { RootJournal } from "../workspace/root-journal.js";
 import { WorkspaceWriter } from "../workspace/writer.js";
 import { countRun, type RunCounts } from "./counts.js";
-import { JournalWriter, journalText, type RootHint } from "./journal.js";
+import { JournalWriter, journalText, noHint, type RootHint } from "./journal.js";
 import { checkKey, JournalReader } from "./journal-reader.js";
 import { readHead } from "./journal-roots.js";
 import { pruneJournal } from "./prune.js";
@@ -44,7 +44,7 @@ export class RunTransaction {
   constructor(
     scope: WriteScope,
     context: RunContext,
-    hint: RootHint = { root: undefined },
+    hint: RootHint = noHint(),
     marks: RunMarks = { statusChanged: false },
   ) {
     scope.tracksOperations();

@@ -20,6 +20,21 @@ import { readRootBytes } from "./roots.js";
  */
 export type RootSource = { readonly held?: Uint8Array | undefined } | { readonly named: string };
 
+/**
+ * Puts a root's node at hand without reading: cached already, or decoded
+ * from `held` (the bytes its event holds) and cached. False when neither —
+ * the root is not held, or those bytes are not a node; reading it is then
+ * the loader's (`NodeLoader.root`), which says why.
+ */
+export function holdRoot(cache: NodeCache, id: Uint8Array, held: Uint8Array | undefined): boolean {
+  const key = idKey(id);
+  if (cache.get(key) !== undefined) return true;
+  const node = held === undefined ? undefined : decodeNode(id, held);
+  if (node === undefined) return false;
+  cache.set(key, node);
+  return true;
+}
+
 /** Loads nodes from one database, through the cache, and from nodes built but not yet stored. */
 export class NodeLoader {
   readonly #executor: Executor;
