@@ -53,6 +53,23 @@ async function twoHandles(fx: Fixtures): Promise<{ lease: RunLease; other: RunLe
   return { lease, other };
 }
 
+/** A new run open through a driver that records its statements, and through another store's handle. */
+async function countedHandles(
+  fx: Fixtures,
+): Promise<{ faults: FaultInjector; lease: RunLease; other: RunLease }> {
+  const faults = new FaultInjector(fx.driver());
+  const location = fx.location();
+  const lease = await openRun(fx, location, { driver: faults.driver });
+  const other = await runStore(fx).open(location);
+  onTestFinished(() => other.release());
+  return { faults, lease, other };
+}
+
+/** The journal INSERTs among some recorded statements. */
+function journalInserts(statements: readonly string[]): string[] {
+  return statements.filter((sql) => /INSERT INTO journal/.test(sql));
+}
+
 async function journal(lease: RunLease): Promise<JournalEvent[]> {
   return lease.read((r) => r.journal.list({ limit: 10_000 }));
 }
@@ -172,11 +189,7 @@ export function describeRunJournal(fx: Fixtures): void {
     fx.needs("walSharedMemory").it(
       "a step built on a root another handle replaced is refused unwritten and built again on the newest root",
       async () => {
-        const faults = new FaultInjector(fx.driver());
-        const location = fx.location();
-        const lease = await openRun(fx, location, { driver: faults.driver });
-        const other = await runStore(fx).open(location);
-        onTestFinished(() => other.release());
+        const { faults, lease, other } = await countedHandles(fx);
         // Small files in a small directory: each apply's only write is its event.
         const put = (on: RunLease, path: string, text: string) =>
           on.transact((tx) => tx.workspace.apply({ put: { [path]: text } }));
@@ -186,10 +199,7 @@ export function describeRunJournal(fx: Fixtures): void {
         const mark = faults.statements.length;
         expect(await put(lease, "state/mine.json", "3")).toMatchObject({ sequence: 3 });
         // Refused once, then written once on the newest root read: never tried twice on the guess.
-        const inserts = faults.statements
-          .slice(mark)
-          .filter((sql) => /INSERT INTO journal/.test(sql));
-        expect(inserts).toHaveLength(2);
+        expect(journalInserts(faults.statements.slice(mark))).toHaveLength(2);
         // Another event at the same root: the sequence moved, the root did not.
         await other.transact((tx) => tx.journal.append({ n: "same root" }));
         const last = await put(lease, "state/mine.json", "5");
@@ -212,11 +222,7 @@ export function describeRunJournal(fx: Fixtures): void {
     fx.needs("walSharedMemory").it(
       "a lease's first step builds on the newest event, read under the write lock after another handle wrote: one journal INSERT, never a stale one",
       async () => {
-        const faults = new FaultInjector(fx.driver());
-        const location = fx.location();
-        const lease = await openRun(fx, location, { driver: faults.driver });
-        const other = await runStore(fx).open(location);
-        onTestFinished(() => other.release());
+        const { faults, lease, other } = await countedHandles(fx);
         // Written by the other handle after this lease was opened, before its first write.
         await other.transact((tx) => tx.workspace.apply({ put: { "state/theirs.json": "1" } }));
         await other.transact((tx) => tx.journal.append({ n: "same root" }));
@@ -233,10 +239,7 @@ export function describeRunJournal(fx: Fixtures): void {
             ]),
           ),
         });
-        const inserts = faults.statements
-          .slice(mark)
-          .filter((sql) => /INSERT INTO journal/.test(sql));
-        expect(inserts).toHaveLength(1);
+        expect(journalInserts(faults.statements.slice(mark))).toHaveLength(1);
         expect((await lease.verify()).problems).toStrictEqual([]);
       },
     );
@@ -261,11 +264,11 @@ export function describeRunJournal(fx: Fixtures): void {
           ).toHaveLength(1);
           expect(first.filter((sql) => /FROM journal_anchor/.test(sql))).toHaveLength(1);
           expect(first.filter((sql) => /workspace_object|SAVEPOINT/.test(sql))).toStrictEqual([]);
-          expect(first.filter((sql) => /INSERT INTO journal/.test(sql))).toHaveLength(1);
+          expect(journalInserts(first)).toHaveLength(1);
           // The next step reads nothing: the lease's guess is the event its first step wrote.
           const second = await step(2);
           expect(second.filter((sql) => /^\s*SELECT/i.test(sql))).toStrictEqual([]);
-          expect(second.filter((sql) => /INSERT INTO journal/.test(sql))).toHaveLength(1);
+          expect(journalInserts(second)).toHaveLength(1);
           expect((await lease.verify()).problems).toStrictEqual([]);
         },
       );
