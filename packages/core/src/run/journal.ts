@@ -4,7 +4,7 @@
  * its digest, and the workspace root each event records — an apply's new
  * root published by its event. (Its reads: ./journal-reader.ts.)
  */
-import { sameBytes, toHex } from "../port/bytes.js";
+import { toHex } from "../port/bytes.js";
 import type { QueryResult } from "../port/driver.js";
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import { type JsonObject, toJsonText } from "../port/json.js";
@@ -12,7 +12,6 @@ import { checkNames } from "../port/options.js";
 import type { SqlValue } from "../port/values.js";
 import type { WriteScope } from "../transaction/scope.js";
 import type { NodeCache } from "../workspace/node-cache.js";
-import { EMPTY_NODE, EMPTY_ROOT_ID_BYTES } from "../workspace/node-encoding.js";
 import { holdRoot } from "../workspace/node-loader.js";
 import type { RootBase } from "../workspace/root-journal.js";
 import { eventDigest, firstLink, firstLinkNow } from "./chain.js";
@@ -414,7 +413,7 @@ export function noHint(): RootHint {
  * A lease with no guess yet (its first write) takes one from the newest
  * event, read now, under the write lock — so exact — where the scope runs
  * statements now (a synchronous driver's). With the root's node at hand —
- * held in that event, or the empty root — the transaction's first apply or
+ * held in that event, or the empty root (`holdRoot`) — the transaction's first apply or
  * append then goes the way every later one does, on the guess
  * (workspace/apply.ts, `publishHeldNow`), instead of reading the head itself
  * and taking the general edit: a run's first step costs what its later ones
@@ -432,8 +431,7 @@ export function primeHint(scope: WriteScope, hint: RootHint, nodes: NodeCache): 
     return;
   }
   if (head === undefined || digest === undefined) return;
-  const empty = sameBytes(head.root, EMPTY_ROOT_ID_BYTES);
-  if (!holdRoot(nodes, head.root, head.rootBytes ?? (empty ? EMPTY_NODE.bytes : undefined))) return;
+  if (!holdRoot(nodes, head.root, head.rootBytes)) return;
   hint.root = head.root;
   hint.sequence = head.sequence;
   hint.digest = digest;

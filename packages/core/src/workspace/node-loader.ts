@@ -3,6 +3,7 @@
  * operation and not yet stored, then the store's node cache, then the
  * database — and roots, wherever the journal's events may hold them.
  */
+import { sameBytes } from "../port/bytes.js";
 import type { Executor } from "../port/driver.js";
 import { RunledgerError } from "../port/errors.js";
 import { idKey } from "./id-key.js";
@@ -10,6 +11,7 @@ import type { DirectoryNode, Item } from "./node.js";
 import { decodeNode } from "./node.js";
 import { readNodeBytes } from "./node-bytes.js";
 import type { NodeCache } from "./node-cache.js";
+import { EMPTY_NODE, EMPTY_ROOT_ID_BYTES } from "./node-encoding.js";
 import type { JournalRoots } from "./root-journal.js";
 import { readRootBytes } from "./roots.js";
 
@@ -21,18 +23,28 @@ import { readRootBytes } from "./roots.js";
 export type RootSource = { readonly held?: Uint8Array | undefined } | { readonly named: string };
 
 /**
- * Puts a root's node at hand without reading: cached already, or decoded
- * from `held` (the bytes its event holds) and cached. False when neither —
- * the root is not held, or those bytes are not a node; reading it is then
- * the loader's (`NodeLoader.root`), which says why.
+ * Puts a root's node at hand without reading: cached already, decoded from
+ * `held` (the bytes its event holds), or the empty root, and cached. False
+ * when none of these — the root is not held, or those bytes are not a node;
+ * reading it is then the loader's (`NodeLoader.root`), which says why.
  */
 export function holdRoot(cache: NodeCache, id: Uint8Array, held: Uint8Array | undefined): boolean {
   const key = idKey(id);
   if (cache.get(key) !== undefined) return true;
-  const node = held === undefined ? undefined : decodeNode(id, held);
-  if (node === undefined) return false;
-  cache.set(key, node);
-  return true;
+  const bytes = held ?? (sameBytes(id, EMPTY_ROOT_ID_BYTES) ? EMPTY_NODE.bytes : undefined);
+  return cacheDecoded(cache, key, id, bytes) !== undefined;
+}
+
+/** `bytes` decoded as node `id` and cached under `key`; undefined, nothing cached, when they are not a node. */
+function cacheDecoded(
+  cache: NodeCache,
+  key: string,
+  id: Uint8Array,
+  bytes: Uint8Array | undefined,
+): DirectoryNode | undefined {
+  const node = bytes === undefined ? undefined : decodeNode(id, bytes);
+  if (node !== undefined) cache.set(key, node);
+  return node;
 }
 
 /** Loads nodes from one database, through the cache, and from nodes built but not yet stored. */
@@ -117,9 +129,8 @@ export class NodeLoader {
     bytes: Uint8Array | undefined,
     fail: () => RunledgerError = damagedNode,
   ): DirectoryNode {
-    const node = bytes === undefined ? undefined : decodeNode(id, bytes);
+    const node = cacheDecoded(this.#cache, key, id, bytes);
     if (node === undefined) throw fail();
-    this.#cache.set(key, node);
     return node;
   }
 
