@@ -473,3 +473,11 @@ export class ChildProcess<M extends { readonly state: string }, C extends string
     return this.#diagnostics === "" ? "" : `\n--- ${this.#name} stderr ---\n${this.#diagnostics}`;
   }
 }
+
+/** Content given as a stream: each piece handed over after a turn of the event loop. */
+export async function* asyncIterableOf(pieces: readonly Uint8Array[]): AsyncGenerator<Uint8Array> {
+  for (const piece of pieces) {
+    await Promise.resolve();
+    yield piece;
+  }
+}

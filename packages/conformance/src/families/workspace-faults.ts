@@ -6,7 +6,9 @@
  * apply the same change successfully. Inside a caller's transaction the
  * failed apply is undone alone and the caller's own writes commit. An apply
  * whose only write is its event (a step: small files in a small root) runs
- * with no savepoint, and holds to the same rules.
+ * with no savepoint, and holds to the same rules; so does a step that
+ * writes rows beside its event (a message too large to be held, in a
+ * directory too large to be held), which a synchronous driver runs now.
  */
 import type { RunLease } from "@runledger/core";
 import { CHUNK_SIZE } from "@runledger/core/engine";
@@ -144,38 +146,106 @@ async function betweenCallerEvents(
 /** Guards the loops: an apply of this size issues far fewer statements. */
 const MAX_STATEMENTS = 1_000;
 
+/**
+ * Runs `work` (a transaction of its own) again and again, its k-th statement
+ * failed on the k-th run, until a run sends no k-th statement: every failed
+ * run must leave the root and every table as they were. Answers the
+ * statements of the run that succeeded.
+ */
+async function failEachStatement(
+  lease: RunLease,
+  faults: FaultInjector,
+  work: () => Promise<unknown>,
+): Promise<string[]> {
+  const baseline = await dumpTables(lease);
+  const previousRoot = await current(lease);
+  for (let k = 1; k <= MAX_STATEMENTS; k++) {
+    const mark = faults.statements.length;
+    faults.arm({ nth: k });
+    const code = await codeOf(work());
+    const fired = faults.fired;
+    faults.disarm();
+    const statements = faults.statements.slice(mark);
+    if (fired === 0) {
+      expect(code).toBe("ok");
+      // A failed run may leave the lease's guess on an event undone, so the next reads the
+      // head first: a run may send one statement more than the one that succeeds.
+      expect(k - 1, "every statement it sent was failed in turn").toBeGreaterThanOrEqual(
+        statements.length,
+      );
+      return statements;
+    }
+    const context = `fault at statement ${k}: ${statements[k - 1]}`;
+    expect(code, context).toBe("io_error");
+    expect(await current(lease), context).toBe(previousRoot);
+    expect(await dumpTables(lease), context).toStrictEqual(baseline);
+  }
+  throw new Error(`the work sent more than ${MAX_STATEMENTS} statements`);
+}
+
+/**
+ * `failEachStatement` for work inside the caller's transaction, between its
+ * two events: every failed run must leave the journal as it was plus the
+ * caller's two events at the old root, and every other table as it was; the
+ * run that succeeded lands the apply between them. Answers the statements of
+ * that run.
+ */
+async function failEachStatementBetweenCallerEvents(
+  lease: RunLease,
+  faults: FaultInjector,
+  work: (tx: Parameters<Parameters<RunLease["transact"]>[0]>[0]) => Promise<unknown>,
+): Promise<string[]> {
+  const baseline = await dumpTables(lease);
+  const previousRoot = await current(lease);
+  for (let k = 1; k <= MAX_STATEMENTS; k++) {
+    const before = await lease.read((r) => r.journal.list());
+    const { code, fired, statements } = await betweenCallerEvents(lease, faults, work, k);
+    const events = await lease.read((r) => r.journal.list());
+    if (fired === 0) {
+      expect(code).toBe("ok");
+      // A failed run may leave the lease's guess on an event undone, so the next reads the
+      // head first: a run may send one statement more than the one that succeeds.
+      expect(k - 1, "every statement it sent was failed in turn").toBeGreaterThanOrEqual(
+        statements.length,
+      );
+      expect(events.slice(before.length).map((e) => e.record.kind)).toStrictEqual([
+        "caller",
+        "workspace.apply",
+        "caller-after",
+      ]);
+      return statements;
+    }
+    const context = `fault at statement ${k}: ${statements[k - 1]}`;
+    expect(code, context).toBe("io_error");
+    // The journal holds what it held, plus exactly the caller's two events at the old root.
+    expect(events.slice(0, before.length), context).toStrictEqual(before);
+    expect(
+      events.slice(before.length).map((e) => [e.record, e.rootId]),
+      context,
+    ).toStrictEqual([
+      [{ kind: "caller", k }, previousRoot],
+      [{ kind: "caller-after", k }, previousRoot],
+    ]);
+    const after = await dumpTables(lease);
+    for (const table of Object.keys(baseline).filter((t) => t !== "journal")) {
+      expect(after[table], `${context}: ${table}`).toStrictEqual(baseline[table]);
+    }
+  }
+  throw new Error(`the work sent more than ${MAX_STATEMENTS} statements`);
+}
+
 export function describeWorkspaceFaults(fx: Fixtures): void {
   describeOneWriteApply(fx);
+  describeRowsApply(fx);
   // Core's journal append tells a stale guess by SQLITE_CONSTRAINT_TRIGGER.
   const codes = fx.needs("extendedErrorCodes");
   describe("workspace: a fault at every statement of apply", () => {
     // biome-ignore format: gated registration; the body keeps its formatting for the merge
     codes.it("in its own transaction: leaves the previous root, the journal and every table as they were", async () => {
       const { faults, lease } = await faultyRun(fx);
-      const baseline = await dumpTables(lease);
-      const previousRoot = await current(lease);
-      let statements: string[] = [];
-      let k = 1;
-      for (; k <= MAX_STATEMENTS; k++) {
-        const mark = faults.statements.length;
-        faults.arm({ nth: k });
-        const code = await codeOf(lease.transact((tx) => tx.workspace.apply(changes())));
-        const fired = faults.fired;
-        faults.disarm();
-        if (fired === 0) {
-          // Past the last statement: the same lease applies the change.
-          expect(code).toBe("ok");
-          statements = faults.statements.slice(mark);
-          break;
-        }
-        const failed = faults.statements[mark + k - 1];
-        expect(code, `fault at statement ${k}: ${failed}`).toBe("io_error");
-        expect(await current(lease), `fault at statement ${k}: ${failed}`).toBe(previousRoot);
-        expect(await dumpTables(lease), `fault at statement ${k}: ${failed}`).toStrictEqual(
-          baseline,
-        );
-      }
-      expect(k - 1, "statements failed in turn").toBe(statements.length);
+      const statements = await failEachStatement(lease, faults, () =>
+        lease.transact((tx) => tx.workspace.apply(changes())),
+      );
       expect(statements[0]).toMatch(/^BEGIN/);
       expect(statements[statements.length - 1]).toBe("COMMIT");
       for (const kind of EXPECTED_KINDS) {
@@ -191,48 +261,9 @@ export function describeWorkspaceFaults(fx: Fixtures): void {
 
     it("inside the caller's transaction: undoes only the apply, and the caller's events commit", async () => {
       const { faults, lease } = await faultyRun(fx);
-      const baseline = await dumpTables(lease);
-      const previousRoot = await current(lease);
-      let statements: string[] = [];
-      let k = 1;
-      for (; k <= MAX_STATEMENTS; k++) {
-        const before = await lease.read((r) => r.journal.list());
-        const sent = await betweenCallerEvents(
-          lease,
-          faults,
-          (tx) => tx.workspace.apply(changes()),
-          k,
-        );
-        const { code } = sent;
-        const events = await lease.read((r) => r.journal.list());
-        if (sent.fired === 0) {
-          expect(code).toBe("ok");
-          statements = sent.statements;
-          expect(events.slice(before.length).map((e) => e.record.kind)).toStrictEqual([
-            "caller",
-            "workspace.apply",
-            "caller-after",
-          ]);
-          break;
-        }
-        const failed = sent.statements[k - 1];
-        const context = `fault at statement ${k}: ${failed}`;
-        expect(code, context).toBe("io_error");
-        // The journal holds what it held, plus exactly the caller's two events at the old root.
-        expect(events.slice(0, before.length), context).toStrictEqual(before);
-        expect(
-          events.slice(before.length).map((e) => [e.record, e.rootId]),
-          context,
-        ).toStrictEqual([
-          [{ kind: "caller", k }, previousRoot],
-          [{ kind: "caller-after", k }, previousRoot],
-        ]);
-        const after = await dumpTables(lease);
-        for (const table of Object.keys(baseline).filter((t) => t !== "journal")) {
-          expect(after[table], `${context}: ${table}`).toStrictEqual(baseline[table]);
-        }
-      }
-      expect(k - 1, "statements failed in turn").toBe(statements.length);
+      const statements = await failEachStatementBetweenCallerEvents(lease, faults, (tx) =>
+        tx.workspace.apply(changes()),
+      );
       expect(statements[0]).toMatch(/^SAVEPOINT /);
       expect(statements[statements.length - 1]).toMatch(/^RELEASE /);
       for (const kind of EXPECTED_KINDS) {
@@ -259,6 +290,78 @@ export function describeWorkspaceFaults(fx: Fixtures): void {
         inside = nested.faults.statements.slice(start).map(normalize);
       });
       expect(alone.slice(1, -1)).toStrictEqual(inside);
+    });
+  });
+}
+
+/** A growing workflow's step: a new message too large to be held in its entry, so a row of its own. */
+const message = (n: number) => ({
+  put: {
+    [`messages/${String(n).padStart(4, "0")}.json`]: `{"n":${n},"text":"${"m".repeat(300)}"}`,
+  },
+});
+
+async function readMessage(lease: RunLease, n: number): Promise<string> {
+  const path = Object.keys(message(n).put)[0]!;
+  return new TextDecoder().decode(await lease.read((r) => r.workspace.read(path)));
+}
+
+function describeRowsApply(fx: Fixtures): void {
+  const codes = fx.needs("extendedErrorCodes");
+  const now = fx
+    .needs("callsNow")
+    .because("a driver whose calls settle later runs every step through promises");
+  describe("workspace: a step that writes rows beside its event (a growing directory)", () => {
+    /** A run whose `messages` directory is too large for its parent's entry to hold: a row of its own. */
+    async function growingRun(driver: Driver) {
+      const { lease } = await newRun(fx, { driver });
+      const seeded: Record<string, string> = {};
+      for (let n = 0; n < 40; n++) Object.assign(seeded, message(n).put);
+      await apply(lease, { put: seeded });
+      await apply(lease, message(40));
+      return lease;
+    }
+
+    // biome-ignore format: gated registration; the body keeps its formatting for the merge
+    now.it("is begun, written in a savepoint and committed now: its event, then its rows, with no promise of the driver's", async () => {
+      const faults = new FaultInjector(fx.driver());
+      const { driver, calls } = recordingCalls(faults.driver);
+      const lease = await growingRun(driver);
+      const mark = calls.length;
+      const sent = faults.statements.length;
+      await apply(lease, message(41));
+      const made = calls.slice(mark);
+      expect(["commit", "commitNow"]).toContain(made.at(-1));
+      expect(made.slice(0, -1)).toStrictEqual(["beginNow", "executeNow", "executeNow", "executeNow", "executeNow"]);
+      const statements = faults.statements.slice(sent).map(normalize);
+      expect(statements.slice(1, -1).map((sql) => sql.split("\n")[0]!.slice(0, 32))).toStrictEqual([
+        "SAVEPOINT runledger_sp_N",
+        "INSERT INTO journal (sequence, e",
+        "INSERT INTO workspace_object (id",
+        "RELEASE runledger_sp_N",
+      ]);
+      expect(await readMessage(lease, 41)).toBe(message(41).put["messages/0041.json"]);
+      expect((await lease.verify()).problems).toStrictEqual([]);
+    });
+
+    // biome-ignore format: gated registration; the body keeps its formatting for the merge
+    codes.it("failing at any statement of its own transaction leaves the root, the journal and every table as they were", async () => {
+      const faults = new FaultInjector(fx.driver());
+      const lease = await growingRun(faults.driver);
+      const statements = await failEachStatement(lease, faults, () => apply(lease, message(41)));
+      expect(statements.some((sql) => /INSERT INTO workspace_object/.test(sql))).toBe(true);
+      expect(await readMessage(lease, 41)).toBe(message(41).put["messages/0041.json"]);
+      expect((await lease.verify()).problems).toStrictEqual([]);
+    });
+
+    it("failing at any statement inside the caller's transaction is undone alone, and the caller's events commit", async () => {
+      const faults = new FaultInjector(fx.driver());
+      const lease = await growingRun(faults.driver);
+      const statements = await failEachStatementBetweenCallerEvents(lease, faults, (tx) =>
+        tx.workspace.apply(message(41)),
+      );
+      expect(statements.some((sql) => /INSERT INTO workspace_object/.test(sql))).toBe(true);
+      expect((await lease.verify()).problems).toStrictEqual([]);
     });
   });
 }
@@ -421,38 +524,9 @@ function describeOneWriteApply(fx: Fixtures): void {
 
     it("failing at any statement inside the caller's transaction is undone alone, and the caller's events commit", async () => {
       const { faults, lease } = await steppedRun();
-      const previousRoot = await current(lease);
-      for (let k = 1; k <= MAX_STATEMENTS; k++) {
-        const before = await lease.read((r) => r.journal.list());
-        const baseline = await dumpTables(lease);
-        const { code, fired, statements } = await betweenCallerEvents(
-          lease,
-          faults,
-          (tx) => tx.workspace.apply(step(1)),
-          k,
-        );
-        const events = (await lease.read((r) => r.journal.list())).slice(before.length);
-        if (fired === 0) {
-          // Past its last statement: the apply lands between the caller's events.
-          expect(code).toBe("ok");
-          expect(k - 1, "statements failed in turn").toBe(statements.length);
-          expect(events.map((e) => e.record.kind)).toStrictEqual([
-            "caller",
-            "workspace.apply",
-            "caller-after",
-          ]);
-          break;
-        }
-        expect(code, `fault at statement ${k}`).toBe("io_error");
-        expect(events.map((e) => [e.record.kind, e.rootId])).toStrictEqual([
-          ["caller", previousRoot],
-          ["caller-after", previousRoot],
-        ]);
-        const after = await dumpTables(lease);
-        for (const table of Object.keys(baseline).filter((t) => t !== "journal")) {
-          expect(after[table], `fault at statement ${k}: ${table}`).toStrictEqual(baseline[table]);
-        }
-      }
+      await failEachStatementBetweenCallerEvents(lease, faults, (tx) =>
+        tx.workspace.apply(step(1)),
+      );
       expect((await lease.verify()).problems).toStrictEqual([]);
     });
 

@@ -12,7 +12,7 @@ import { EMPTY_ROOT_ID, type RunLease } from "@runledger/core";
 import { CHUNK_SIZE } from "@runledger/core/engine";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type Fixtures, failureOf, sameBytes, ViewSlicing } from "../fixtures.js";
+import { asyncIterableOf, type Fixtures, failureOf, sameBytes, ViewSlicing } from "../fixtures.js";
 import { describeWorkspaceCopies } from "./workspace-copies.js";
 import { describeWorkspaceDeltas } from "./workspace-deltas.js";
 import { describeWorkspaceDiff } from "./workspace-diff.js";
@@ -86,13 +86,6 @@ function readableStreamOf(pieces: readonly Uint8Array[]): ReadableStream<Uint8Ar
       else controller.enqueue(piece);
     },
   });
-}
-
-async function* asyncIterableOf(pieces: readonly Uint8Array[]): AsyncGenerator<Uint8Array> {
-  for (const piece of pieces) {
-    await Promise.resolve();
-    yield piece;
-  }
 }
 
 const model = (entries: Record<string, Uint8Array | string>): Model =>

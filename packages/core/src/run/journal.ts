@@ -415,7 +415,7 @@ export function noHint(): RootHint {
  * statements now (a synchronous driver's). With the root's node at hand —
  * held in that event, or the empty root (`holdRoot`) — the transaction's first apply or
  * append then goes the way every later one does, on the guess
- * (workspace/apply.ts, `publishHeldNow`), instead of reading the head itself
+ * (workspace/apply.ts, `applyNow`), instead of reading the head itself
  * and taking the general edit: a run's first step costs what its later ones
  * do, and runs the same code. Nothing where the scope cannot read now, where
  * the root is not held (the apply reads it), or where a read fails (the

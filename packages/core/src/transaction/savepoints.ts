@@ -73,4 +73,18 @@ export class Savepoints {
       this.#cleanup.failed(failure, cleanupFailure);
     }
   }
+
+  /** `rollBack` with its statements run now: only where the transaction offers `executeNow`. */
+  rollBackNow(name: string, failure: unknown): void {
+    try {
+      if (this.#transaction.active) {
+        this.#transaction.executeNow!(`ROLLBACK TO ${name}`, []);
+        this.#transaction.executeNow!(`RELEASE ${name}`, []);
+        return;
+      }
+    } catch (cleanupFailure) {
+      if (this.#transaction.active) this.#cleanup.failed(failure, cleanupFailure);
+    }
+    this.#cleanup.ended(failure);
+  }
 }

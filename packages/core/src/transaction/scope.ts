@@ -412,6 +412,35 @@ export class WriteScope extends Scope {
     });
   }
 
+  /**
+   * `savepoint` for core's own work where every statement runs now
+   * (`runsNow`, asked first): `fn` runs its statements on this scope with
+   * `executeNow` and returns without a promise. Its SAVEPOINT is sent before
+   * `fn` runs; RELEASE after it returns; ROLLBACK TO and RELEASE when it
+   * throws, and the error is rethrown — as `savepoint` does, undo failures
+   * included. So a step that writes several rows on a synchronous driver
+   * makes no promise.
+   * @internal
+   */
+  savepointNow<T>(fn: () => T): T {
+    if (!this.runsNow) {
+      throw new RunledgerError(
+        "internal_error",
+        "a savepoint run now was asked for where statements do not run now; report this as a bug",
+      );
+    }
+    const name = this.#savepoints.nameAt(this.depth + 1);
+    this.executeNow(`SAVEPOINT ${name}`, []);
+    try {
+      const result = fn();
+      this.executeNow(`RELEASE ${name}`, []);
+      return result;
+    } catch (error) {
+      this.#savepoints.rollBackNow(name, error);
+      throw error;
+    }
+  }
+
   async #savepoint<T>(fn: (tx: WriteScope) => Promise<T>, onDemand: boolean): Promise<T> {
     this.checkUsable("open a savepoint");
     // A savepoint nested in one on demand needs the outer one open to undo into.

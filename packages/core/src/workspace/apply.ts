@@ -9,8 +9,11 @@
  * undoes a failed statement whole. That apply is also built without the
  * tree walk, on the lease's guess (held-edit.ts); any other, and one whose
  * guess the journal refuses, takes the general edit. Where the driver
- * answers its calls now (`WriteScope.runsNow`), that one statement is run
- * before `apply` returns, with no savepoint and no promise (`publishHeldNow`).
+ * answers its calls now (`WriteScope.runsNow`), an apply built on the guess
+ * with every node at hand and its files given whole and small is run
+ * before `apply` returns, with no promise (`applyNow`): the held root's one
+ * statement with no savepoint, the general edit's rows and event in a
+ * savepoint run now.
  */
 import { isRunledgerError, RunledgerError } from "../port/errors.js";
 import type { HashFunctions } from "../port/hash.js";
@@ -23,19 +26,29 @@ import {
   type StoredFile,
   storeFile,
   storeHeldFile,
+  storeSmallFile,
   writesWhenStored,
 } from "./files.js";
 import { editHeld } from "./held-edit.js";
 import { idKey } from "./id-key.js";
 import { type DirectoryNode, INLINE_NODE_MAX, type Item } from "./node.js";
 import { NodeLoader } from "./node-loader.js";
-import { insertObjects, nodeRows, type ObjectRow } from "./object-rows.js";
+import { NOT_AT_HAND, settleNow } from "./node-work.js";
+import { insertObjects, insertObjectsNow, nodeRows, type ObjectRow } from "./object-rows.js";
 import { parsePath } from "./paths.js";
-import { applyPlan, type Edit, type MissingRule, PLACEHOLDER, planEdits } from "./plan.js";
+import {
+  applyPlan,
+  type Edit,
+  type MissingRule,
+  PLACEHOLDER,
+  planEdits,
+  planWork,
+} from "./plan.js";
 import type { ApplyResult, RootBase, RootJournal, RootPublisher } from "./root-journal.js";
 import {
   type CopySource,
   checkExpectations,
+  expectationWork,
   type PathExpectation,
   type PlannedCopy,
   type PlannedExpectation,
@@ -133,7 +146,7 @@ interface ToStore {
 /**
  * Applies `changes` in a savepoint of `scope`, publishing the new root through
  * `journal`. A step's apply on a synchronous driver is answered now, with no
- * promise (see `publishHeldNow`); every other, with a promise.
+ * promise (see `applyNow`); every other, with a promise.
  */
 export function applyChanges(
   scope: WriteScope,
@@ -146,7 +159,7 @@ export function applyChanges(
   let now: ApplyResult | typeof STALE | Promise<ApplyResult | typeof STALE> | undefined;
   try {
     planned = planApply(changes, options, journal);
-    now = scope.runsNow ? publishHeldNow(scope, workspace, journal, planned) : undefined;
+    now = scope.runsNow ? applyNow(scope, workspace, journal, planned) : undefined;
   } catch (error) {
     return Promise.reject(error);
   }
@@ -158,37 +171,111 @@ export function applyChanges(
   );
 }
 
-/** The held root's event refused as stale: nothing was written, and the apply builds on the head. */
+/** The guess was stale: nothing was written, and the apply builds on the head. */
 const STALE = Symbol("stale");
 
 /**
  * A step's apply where the scope's statements run now (`WriteScope.runsNow`):
- * its root held whole in its event, built on the lease's guess, published by
- * that one statement, run before this returns. One statement needs no
- * savepoint (SQLite undoes a failed statement whole), so none is opened and
- * no promise made. Undefined where the apply is not of that shape or the
- * guess's root is not at hand; STALE when the guess was (nothing written); a
- * promise where the event was refused, settling as the ordinary way's
- * publish does.
+ * built on the lease's guess, every node it reaches at hand and every file
+ * given whole and small, then published before this returns, with no
+ * promise. A root held whole in its event is built without the tree walk
+ * (held-edit.ts) and published by that one statement, with no savepoint:
+ * SQLite undoes a failed statement whole. Any other root takes the general
+ * edit, and its rows and event are written in a savepoint run now.
+ * Undefined, nothing written, where the apply is not of that shape or a
+ * node is not at hand (the ordinary way reads it); STALE when the guess
+ * was (nothing written); a promise where the event was refused, settling
+ * as the ordinary way's publish does.
  */
-function publishHeldNow(
+function applyNow(
   scope: WriteScope,
   workspace: WorkspaceContext,
   journal: RootJournal,
   planned: PlannedApply,
 ): ApplyResult | typeof STALE | Promise<ApplyResult | typeof STALE> | undefined {
+  if (planned.copies.length > 0) return undefined;
   const publisher = journal.at(scope);
-  const held = heldRoot(workspace, publisher, planned);
-  if (held === undefined) return undefined;
-  const published = publisher.publish(
-    planned.event,
-    held.guess,
-    held.top.id,
-    held.top.bytes,
-    planned.key,
-  );
-  const kept = (result: ApplyResult | undefined): ApplyResult | typeof STALE =>
-    result === undefined ? STALE : keptHeld(workspace, held.top, result);
+  const guess = publisher.guess();
+  const root = guess === undefined ? undefined : workspace.nodes.get(idKey(guess.root));
+  if (guess === undefined || root === undefined) return undefined;
+  const { hash } = workspace;
+  const files: ObjectRow[] = [];
+  const stored: [string[], Item][] = [];
+  for (const { segments, content } of planned.puts) {
+    const file = storeSmallFile(content, hash, files);
+    if (file === undefined) return undefined;
+    stored.push([segments, fileItem(segments, file)]);
+  }
+  const plan = planEdits(stored, planned.deletes);
+  const held =
+    files.length === 0 && planned.expectations.length === 0
+      ? editHeld(hash, root, plan)
+      : undefined;
+  if (held !== undefined) {
+    const published = publisher.publish(planned.event, guess, held.id, held.bytes, planned.key);
+    const kept = (result: ApplyResult | undefined): ApplyResult | typeof STALE =>
+      result === undefined ? STALE : keptHeld(workspace, held, result);
+    return published instanceof Promise ? published.then(kept) : kept(published);
+  }
+  return publishBuiltNow(scope, workspace, publisher, planned, { guess, root, plan, files });
+}
+
+/** What `applyNow` hands the general edit run now: the guess, its root, the plan and the files' rows. */
+interface OnGuess {
+  readonly guess: RootBase;
+  readonly root: DirectoryNode;
+  readonly plan: Map<string, Edit>;
+  readonly files: readonly ObjectRow[];
+}
+
+/**
+ * The general edit on the guess, run now (see `applyNow`): undefined, with
+ * nothing read or written, at the first node not at hand; STALE when
+ * building on the guess fails as building on a stale guess may
+ * (`publishOnGuess`).
+ */
+function publishBuiltNow(
+  scope: WriteScope,
+  workspace: WorkspaceContext,
+  publisher: RootPublisher,
+  planned: PlannedApply,
+  { guess, root, plan, files }: OnGuess,
+): ApplyResult | typeof STALE | Promise<ApplyResult | typeof STALE> | undefined {
+  const loader = loaderOf(scope, workspace);
+  let top: DirectoryNode | null | typeof NOT_AT_HAND;
+  try {
+    const { expectations } = planned;
+    if (
+      expectations.length > 0 &&
+      settleNow(expectationWork(loader, root, expectations)) === NOT_AT_HAND
+    ) {
+      return undefined;
+    }
+    top = settleNow(planWork(loader, workspace.hash, root, plan, [], planned.missing));
+  } catch (error) {
+    if (isRunledgerError(error) && STALE_GUESS.has(error.code)) return STALE;
+    throw error;
+  }
+  if (top === NOT_AT_HAND) return undefined;
+  // The workspace's top is never removed: the plan's walk answers a node for it.
+  const built: BuiltRoot = { loader, top: top!, rootBytes: heldTop(loader, top!) };
+  const { nodes, rows } = toStore(files, built);
+  const { event, key } = planned;
+  const publish = () => publisher.publish(event, guess, built.top.id, built.rootBytes, key);
+  // The event first, as the ordinary way writes it: a stale guess writes nothing at all.
+  const published =
+    rows.length === 0
+      ? publish()
+      : scope.savepointNow(() => {
+          const result = publish();
+          if (result !== undefined && !(result instanceof Promise)) insertObjectsNow(scope, rows);
+          return result;
+        });
+  const kept = (result: ApplyResult | undefined): ApplyResult | typeof STALE => {
+    if (result === undefined) return STALE;
+    workspace.nodes.replace(nodes);
+    return { rootId: result.rootId, sequence: result.sequence };
+  };
   return published instanceof Promise ? published.then(kept) : kept(published);
 }
 
@@ -205,7 +292,7 @@ function keptHeld(
 /**
  * The ordinary way: the apply in a savepoint opened on demand. `tryHeld`:
  * whether a held root built on the guess is tried first (not when
- * `publishHeldNow` found that guess stale).
+ * `applyNow` found that guess stale).
  */
 function applyInSavepoint(
   scope: WriteScope,
@@ -455,10 +542,16 @@ async function objectsToStore(
   files: readonly ObjectRow[],
   built: BuiltRoot,
 ): Promise<ToStore> {
+  const stored = toStore(files, built);
+  if (stored.rows.length > 0) await tx.guard();
+  return stored;
+}
+
+/** The apply's new objects (see `objectsToStore`). */
+function toStore(files: readonly ObjectRow[], built: BuiltRoot): ToStore {
   const nodes = builtBelow(built.loader, built.top);
   const held = built.rootBytes !== undefined;
   const rows = [...files, ...nodeRows(held ? nodes.filter((node) => node !== built.top) : nodes)];
-  if (rows.length > 0) await tx.guard();
   return { nodes, rows };
 }
 

@@ -100,6 +100,22 @@ function small(bytes: Uint8Array, hash: HashFunctions, rows: ObjectRow[]): Store
 }
 
 /**
+ * Stores content given whole of at most CHUNK_SIZE bytes, as `storeFile`
+ * does (its row, if it has one, added to `rows`); undefined, nothing done,
+ * for any other content: a large file or a stream, whose pieces `storeFile`
+ * writes as they arrive.
+ */
+export function storeSmallFile(
+  content: Content,
+  hash: HashFunctions,
+  rows: ObjectRow[],
+): StoredFile | undefined {
+  if (typeof content !== "string" && !(content instanceof Uint8Array)) return undefined;
+  const bytes = typeof content === "string" ? utf8(content) : content;
+  return bytes.length <= CHUNK_SIZE ? small(bytes, hash, rows) : undefined;
+}
+
+/**
  * Stores content of at most INLINE_MAX bytes given whole, which is held in
  * its entry and has no row; undefined for any other content.
  */

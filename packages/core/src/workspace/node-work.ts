@@ -11,6 +11,8 @@
  * such work synchronously and returns its result as it is; only at the
  * first yield does it turn into a promise, read the node (`NodeLoader.load`)
  * and resume the work where it stopped — nothing is computed twice.
+ * `settleNow` is for a caller that has a way of its own for a node not at
+ * hand: it never reads, and gives the work up at its first yield.
  */
 import type { DirectoryNode } from "./node.js";
 import type { NodeLoader } from "./node-loader.js";
@@ -31,4 +33,18 @@ async function resume<T>(loader: NodeLoader, work: NodeWork<T>, first: Uint8Arra
     if (step.done) return step.value;
     id = step.value;
   }
+}
+
+/** What `settleNow` answers when the work needed a node not at hand. */
+export const NOT_AT_HAND: unique symbol = Symbol("not at hand");
+
+/**
+ * Runs work to its end when every node it needs is at hand; at its first
+ * yield, gives the work up (nothing read) and answers NOT_AT_HAND.
+ */
+export function settleNow<T>(work: NodeWork<T>): T | typeof NOT_AT_HAND {
+  const step = work.next();
+  if (step.done) return step.value;
+  work.return(undefined as T);
+  return NOT_AT_HAND;
 }

@@ -7,7 +7,9 @@
  * a row holds, and the statements that write rows, many at a time.
  */
 import type { Executor } from "../port/driver.js";
+import { RunledgerError } from "../port/errors.js";
 import { placeholders, ROWS_PER_STATEMENT } from "../port/placeholders.js";
+import type { WriteScope } from "../transaction/scope.js";
 import { encodeDelta, MAX_CHAIN } from "./delta.js";
 import type { DirectoryNode } from "./node.js";
 import { objectIdEquals } from "./object-key.js";
@@ -65,12 +67,31 @@ const PROPOSING_SQL = Array.from({ length: ROWS_PER_STATEMENT + 1 }, (_, n) =>
  * answer is read, so a driver may send them later (port/driver.ts).
  */
 export async function insertObjects(executor: Executor, rows: readonly ObjectRow[]): Promise<void> {
+  for (const [sql, params] of insertStatements(rows)) await executor.execute(sql, params, LATER);
+}
+
+/** `insertObjects` with its statements run now (`WriteScope.executeNow`): where `runsNow`. */
+export function insertObjectsNow(scope: WriteScope, rows: readonly ObjectRow[]): void {
+  for (const [sql, params] of insertStatements(rows)) {
+    if (scope.executeNow(sql, params) === undefined) {
+      throw new RunledgerError(
+        "internal_error",
+        "objects were to be written now where statements do not run now; report this as a bug",
+      );
+    }
+  }
+}
+
+/** The statements that write `rows`, with their parameters. */
+function* insertStatements(
+  rows: readonly ObjectRow[],
+): Generator<[sql: string, params: (Uint8Array | number | null)[]]> {
   for (let start = 0; start < rows.length; start += ROWS_PER_STATEMENT) {
     const batch = rows.slice(start, start + ROWS_PER_STATEMENT);
     const params: (Uint8Array | number | null)[] = [];
     if (batch.every((row) => row.delta === undefined)) {
       for (const row of batch) params.push(row.id, row.kind, row.size, row.data);
-      await executor.execute(WHOLE_SQL[batch.length]!, params, LATER);
+      yield [WHOLE_SQL[batch.length]!, params];
       continue;
     }
     for (const row of batch) {
@@ -84,7 +105,7 @@ export async function insertObjects(executor: Executor, rows: readonly ObjectRow
         delta ?? null,
       );
     }
-    await executor.execute(PROPOSING_SQL[batch.length]!, params, LATER);
+    yield [PROPOSING_SQL[batch.length]!, params];
   }
 }
 

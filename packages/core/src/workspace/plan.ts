@@ -98,7 +98,8 @@ export function applyPlan(
   return settle(loader, planWork(loader, hash, directory, edits, prefix, missing));
 }
 
-function* planWork(
+/** `applyPlan` as NodeWork (node-work.ts). */
+export function* planWork(
   loader: NodeLoader,
   hash: HashFunctions,
   directory: DirectoryNode | null,

@@ -210,7 +210,8 @@ export function checkExpectations(
   return settle(loader, expectationWork(loader, top, expectations));
 }
 
-function* expectationWork(
+/** `checkExpectations` as NodeWork (node-work.ts). */
+export function* expectationWork(
   loader: NodeLoader,
   top: DirectoryNode,
   expectations: readonly PlannedExpectation[],
