@@ -417,6 +417,35 @@ describe("directory nodes (prolly trees)", () => {
     }
   });
 
+  it("one edit at a time anywhere in a directory of three levels — at a node's start, middle or end, a cut or not — gives the root of the set built whole", async () => {
+    const loader = newLoader();
+    const present = new Map<string, Item>();
+    for (let i = 0; i < 3_000; i++) {
+      const name = `n-${String(i * 2).padStart(5, "0")}`;
+      present.set(name, file(name, i));
+    }
+    const whole = () =>
+      buildDirectory(
+        loader,
+        portableHash,
+        [...present.values()].sort((a, b) => compareNames(a.name, b.name)),
+      );
+    let top = whole();
+    expect(top.level).toBeGreaterThanOrEqual(2);
+    // Puts between names and past the end, replacements and deletes, spread over every node.
+    for (let k = 0; k < 400; k++) {
+      const i = (k * 7_919) % 6_100;
+      const name = `n-${String(i).padStart(5, "0")}`;
+      const change: Change =
+        present.has(name) && k % 3 === 0 ? [name, null] : [name, file(name, k + 7)];
+      if (change[1] === null) present.delete(name);
+      else present.set(name, change[1]);
+      top = await editDirectory(loader, portableHash, top, [change]);
+      if (k % 50 === 0) expect(toHex(top.id), `after edit ${k}`).toBe(toHex(whole().id));
+    }
+    expect(toHex(top.id)).toBe(toHex(whole().id));
+  });
+
   it("adding one file to a directory of 100,000 rewrites one node per level, not the directory", async () => {
     const loader = newLoader();
     const items = Array.from({ length: 100_000 }, (_, i) =>

@@ -107,7 +107,16 @@ export function* editWork(
   let window = yield* collect(loader, start, end);
   oldNodes = window.nodes;
   let items = merge(window.items, changes);
-  let result = yield* rechunk(loader, 0, items, window.last, build, oldNodes);
+  const firstChange = lowerBound(window.items, changes[0]![0]);
+  let result = yield* rechunk(
+    loader,
+    0,
+    items,
+    window.last,
+    build,
+    oldNodes,
+    uncut(window.nodes, firstChange),
+  );
   let replaced = { first: start, last: result.last };
   for (let level = 1; level <= top.level; level++) {
     // The parents of the replaced nodes: their entries for those nodes give way to the new ones.
@@ -120,7 +129,15 @@ export function* editWork(
     items = window.items.slice(0, from);
     for (const node of result.nodes) items.push(childItem(node));
     for (let i = to + 1; i < window.items.length; i++) items.push(window.items[i]!);
-    result = yield* rechunk(loader, level, items, window.last, build, oldNodes);
+    result = yield* rechunk(
+      loader,
+      level,
+      items,
+      window.last,
+      build,
+      oldNodes,
+      uncut(window.nodes, from),
+    );
     start = first;
     replaced = { first: start, last: result.last };
   }
@@ -247,9 +264,23 @@ function* collect(
 }
 
 /**
- * Chunks a window's entries; while the last chunk is still open where the
- * window ended, takes in the next old node (adding it to `replaced`).
- * Returns the new nodes and the path to the last old node they replace.
+ * How many of a window's first entries are known to end no node: those
+ * before the first change (`unchanged` of them) that its first old node
+ * held and did not end with. The window starts where that node started, so
+ * each of them is where it was, counted as it was, and the cut rule said no
+ * then; the node's last entry is decided again (it may have ended the node
+ * only by being the last of its level). So an edit near a node's end
+ * hashes a name or two, not every name of the node.
+ */
+function uncut(windowNodes: readonly DirectoryNode[], unchanged: number): number {
+  return Math.max(0, Math.min(unchanged, windowNodes[0]!.items.length - 1));
+}
+
+/**
+ * Chunks a window's entries, the first `uncut` of them known to end no node
+ * (see `uncut`); while the last chunk is still open where the window ended,
+ * takes in the next old node (adding it to `replaced`). Returns the new
+ * nodes and the path to the last old node they replace.
  */
 function* rechunk(
   loader: NodeLoader,
@@ -258,11 +289,12 @@ function* rechunk(
   windowLast: Path,
   build: (level: number, items: Item[]) => DirectoryNode,
   replaced: DirectoryNode[],
+  uncut: number,
 ): NodeWork<{ nodes: DirectoryNode[]; last: Path }> {
   const nodes: DirectoryNode[] = [];
   const done = (group: Item[]) => nodes.push(build(level, group));
   // The entries of the chunk still open, carried from one list to the next.
-  let open = cutInto(level, items, [], done);
+  let open = cutInto(level, items, [], done, uncut);
   let last = windowLast;
   while (open.length > 0) {
     const following = yield* next(loader, last);
@@ -286,16 +318,19 @@ function chunk(level: number, items: readonly Item[]): Item[][] {
 /**
  * The cut rule over `list`, after the entries `open` holds of a group not
  * yet ended: each group that ends is handed to `done`; returns the entries
- * of the group still open after `list`.
+ * of the group still open after `list`. The first `uncut` entries of `list`
+ * are known to end no group (with `open` empty: see `uncut`) and are not
+ * asked.
  */
 function cutInto(
   level: number,
   list: readonly Item[],
   open: Item[],
   done: (group: Item[]) => void,
+  uncut = 0,
 ): Item[] {
   let from = 0;
-  for (let i = 0; i < list.length; i++) {
+  for (let i = uncut; i < list.length; i++) {
     if (endsNode(level, open.length + i + 1 - from, list[i]!.name)) {
       const group = list.slice(from, i + 1);
       done(open.length === 0 ? group : open.concat(group));
