@@ -111,6 +111,8 @@ export function storeSmallFile(
   rows: ObjectRow[],
 ): StoredFile | undefined {
   if (typeof content !== "string" && !(content instanceof Uint8Array)) return undefined;
+  // A string has at least as many bytes as it has characters: a long one is not encoded twice.
+  if (content.length > CHUNK_SIZE) return undefined;
   const bytes = typeof content === "string" ? utf8(content) : content;
   return bytes.length <= CHUNK_SIZE ? small(bytes, hash, rows) : undefined;
 }
