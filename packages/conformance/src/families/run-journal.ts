@@ -29,9 +29,8 @@ import { CREATE, firstRow, noise, openRun, raw, runStore } from "./run-fixtures.
 import {
   encodeNode,
   INLINE_NODE_MAX,
-  referenceRootId,
+  referenceTextRootId,
   sha256Hex,
-  utf8,
 } from "./workspace-fixtures.js";
 
 /** A file larger than INLINE_MAX (256 bytes): stored apart, as an object of its own. */
@@ -205,12 +204,7 @@ export function describeRunJournal(fx: Fixtures): void {
         const last = await put(lease, "state/mine.json", "5");
         expect(last).toMatchObject({
           sequence: 5,
-          rootId: referenceRootId(
-            new Map([
-              ["state/mine.json", utf8("5")],
-              ["state/theirs.json", utf8("2")],
-            ]),
-          ),
+          rootId: referenceTextRootId({ "state/mine.json": "5", "state/theirs.json": "2" }),
         });
         const events = await journal(lease);
         expect(events.map((e) => e.sequence)).toEqual([1, 2, 3, 4, 5]);
@@ -232,12 +226,7 @@ export function describeRunJournal(fx: Fixtures): void {
         );
         expect(first).toMatchObject({
           sequence: 3,
-          rootId: referenceRootId(
-            new Map([
-              ["state/mine.json", utf8("2")],
-              ["state/theirs.json", utf8("1")],
-            ]),
-          ),
+          rootId: referenceTextRootId({ "state/mine.json": "2", "state/theirs.json": "1" }),
         });
         expect(journalInserts(faults.statements.slice(mark))).toHaveLength(1);
         expect((await lease.verify()).problems).toStrictEqual([]);

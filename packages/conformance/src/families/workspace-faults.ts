@@ -31,6 +31,7 @@ import {
   type Model,
   newRun,
   referenceRootId,
+  referenceTextRootId,
   utf8,
 } from "./workspace-fixtures.js";
 
@@ -467,7 +468,7 @@ function describeOneWriteApply(fx: Fixtures): void {
       expect(writes).toHaveLength(1);
       expect(writes[0]).toMatch(/INSERT INTO journal/);
       expect(await current(lease)).toBe(
-        referenceRootId(new Map([["state/output.json", utf8('{"step":1}')]])),
+        referenceTextRootId({ "state/output.json": '{"step":1}' }),
       );
       expect((await lease.verify()).problems).toStrictEqual([]);
     });
@@ -487,7 +488,7 @@ function describeOneWriteApply(fx: Fixtures): void {
       const events = await lease.read((r) => r.journal.list());
       expect(events.map((e) => e.record.kind)).toStrictEqual(["workspace.apply", "workspace.apply", "after-step"]);
       expect(await current(lease)).toBe(
-        referenceRootId(new Map([["state/output.json", utf8('{"step":1}')]])),
+        referenceTextRootId({ "state/output.json": '{"step":1}' }),
       );
       expect((await lease.verify()).problems).toStrictEqual([]);
     });
@@ -518,7 +519,7 @@ function describeOneWriteApply(fx: Fixtures): void {
         await reader.close();
       }
       expect(await current(lease)).toBe(
-        referenceRootId(new Map([["state/output.json", utf8('{"step":1}')]])),
+        referenceTextRootId({ "state/output.json": '{"step":1}' }),
       );
     });
 

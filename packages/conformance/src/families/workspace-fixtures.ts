@@ -553,6 +553,11 @@ export function referenceRootId(model: Model): string {
   return referenceTreeId(directoryOf(model));
 }
 
+/** `referenceRootId` of files given as text, by path. */
+export function referenceTextRootId(files: Readonly<Record<string, string>>): string {
+  return referenceRootId(new Map(Object.entries(files).map(([path, text]) => [path, utf8(text)])));
+}
+
 /** The top node id of one directory of the model ("" for the top). */
 export function referenceDirectoryTreeId(model: Model, directory: string): string {
   let node = directoryOf(model);

@@ -95,6 +95,11 @@ const STALE_GUESS = new Set([
   "expectation_failed",
 ]);
 
+/** A failure building on the guess that a stale guess may cause: the apply builds on the head instead. */
+function mayBeStaleGuess(error: unknown): boolean {
+  return isRunledgerError(error) && STALE_GUESS.has(error.code);
+}
+
 /** A copy's entry standing in for the conflict check before its source is read. */
 const COPY_PLACEHOLDER: Item = { ...PLACEHOLDER, kind: "directory" };
 
@@ -253,7 +258,7 @@ function publishBuiltNow(
     }
     top = settleNow(planWork(loader, workspace.hash, root, plan, [], planned.missing));
   } catch (error) {
-    if (isRunledgerError(error) && STALE_GUESS.has(error.code)) return STALE;
+    if (mayBeStaleGuess(error)) return STALE;
     throw error;
   }
   if (top === NOT_AT_HAND) return undefined;
@@ -443,7 +448,7 @@ async function publishOnGuess(
   const root = guess === undefined ? undefined : loader.known(guess.root);
   if (guess === undefined || root === undefined) return undefined;
   const built = await buildOn(edits, loader, root).catch((error: unknown) => {
-    if (isRunledgerError(error) && STALE_GUESS.has(error.code)) return undefined;
+    if (mayBeStaleGuess(error)) return undefined;
     throw error;
   });
   if (built === undefined) return undefined;
