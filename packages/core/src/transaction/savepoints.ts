@@ -76,15 +76,19 @@ export class Savepoints {
 
   /** `rollBack` with its statements run now: only where the transaction offers `executeNow`. */
   rollBackNow(name: string, failure: unknown): void {
+    if (!this.#transaction.active) {
+      this.#cleanup.ended(failure);
+      return;
+    }
     try {
-      if (this.#transaction.active) {
-        this.#transaction.executeNow!(`ROLLBACK TO ${name}`, []);
-        this.#transaction.executeNow!(`RELEASE ${name}`, []);
+      this.#transaction.executeNow!(`ROLLBACK TO ${name}`, []);
+      this.#transaction.executeNow!(`RELEASE ${name}`, []);
+    } catch (cleanupFailure) {
+      if (!this.#transaction.active) {
+        this.#cleanup.ended(failure);
         return;
       }
-    } catch (cleanupFailure) {
-      if (this.#transaction.active) this.#cleanup.failed(failure, cleanupFailure);
+      this.#cleanup.failed(failure, cleanupFailure);
     }
-    this.#cleanup.ended(failure);
   }
 }
